@@ -1,0 +1,65 @@
+//===- RematDialect.td - the remat dialect -----------------*- tablegen -*-===//
+
+#ifndef REMAT_DIALECT_REMAT_TD
+#define REMAT_DIALECT_REMAT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Remat_Dialect : Dialect {
+  let name = "remat";
+  let cppNamespace = "::remat";
+  let summary = "Conventions and ops for rematerialisation of training steps";
+  let description = [{
+    The conventions of DESIGN.md §4, as discardable attributes verified by the
+    dialect:
+    - `remat.loss` (unit, on an op): its results are the loss;
+    - `remat.tangent` (unit, on a function argument): a gradient seed input;
+    - `remat.seed` (unit, on an op with results): the value starting reverse
+      mode inside the step;
+    - `remat.phase` ("forward" | "backward", on an op): overrides the split;
+    - `remat.cost` (non-negative float, on an op): overrides the cost model;
+    - `remat.recompute` (non-negative integer, on an op): marks a recomputed
+      copy; the integer makes every copy distinct so CSE never merges copies.
+    And `remat.kernel`, an opaque, pure op for graphs exported from frameworks.
+  }];
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let extraClassDeclaration = [{
+    static constexpr llvm::StringLiteral kLossAttr = "remat.loss";
+    static constexpr llvm::StringLiteral kTangentAttr = "remat.tangent";
+    static constexpr llvm::StringLiteral kSeedAttr = "remat.seed";
+    static constexpr llvm::StringLiteral kPhaseAttr = "remat.phase";
+    static constexpr llvm::StringLiteral kCostAttr = "remat.cost";
+    static constexpr llvm::StringLiteral kRecomputeAttr = "remat.recompute";
+  }];
+}
+
+class Remat_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Remat_Dialect, mnemonic, traits>;
+
+def Remat_KernelOp : Remat_Op<"kernel", [Pure]> {
+  let summary = "An opaque, pure computation on statically shaped tensors";
+  let description = [{
+    Stands for an operator of a framework graph (for example
+    `"aten.convolution"`) whose body is unknown: it reads its operands and
+    produces fresh tensors. The training-graph extraction treats it like any
+    other op (its cost comes from `remat.cost`, else the number of output
+    elements); it cannot be lowered, and lowering reports so.
+
+    ```mlir
+    %y = remat.kernel "aten.relu"(%x) {remat.cost = 1024.0}
+        : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$kernel, Variadic<AnyType>:$inputs);
+  let results = (outs Variadic<AnyRankedTensor>:$outputs);
+  let assemblyFormat = [{
+    $kernel `(` $inputs `)` attr-dict `:` functional-type($inputs, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // REMAT_DIALECT_REMAT_TD

@@ -1,0 +1,100 @@
+//===- CpuRuntime.h - CPU runtime that measures live and peak bytes -*- C++ -*-===//
+//
+// The functions that a program lowered by `remat-lower-to-cpu` calls. The
+// library is plain C++ (no MLIR, no LLVM) and is loaded into `mlir-runner`
+// with `-shared-libs=`.
+//
+// * Allocation: `finalize-memref-to-llvm{use-generic-functions=1}` lowers
+//   `memref.alloc` / `memref.dealloc` to calls of `_mlir_memref_to_llvm_alloc`,
+//   `_mlir_memref_to_llvm_aligned_alloc` and `_mlir_memref_to_llvm_free`
+//   (names fixed by MLIR's FunctionCallUtils). The runtime keeps the exact
+//   size requested for every live pointer and the running peak.
+// * Measurement window: `remat_rt_step_begin` / `remat_rt_step_end` bracket
+//   the training step. The step's measured peak is the largest number of live
+//   bytes inside the window minus the live bytes at its beginning (the inputs,
+//   which the simulator counts as fixed memory).
+// * Printing: `remat_rt_print_<ty>` (called through `llvm.emit_c_interface`
+//   on an unranked memref) prints one line per result:
+//     result: shape=[64,64] fnv1a=0x0123456789abcdef sum=1.25
+//   The hash is FNV-1a (64 bit) over the raw bytes of the elements in
+//   row-major logical order, so two programs that compute the same bits print
+//   the same line whatever their buffer layouts. The sum is accumulated in
+//   double and printed with %.9g for floats, and accumulated in int64_t
+//   (wrapping) and printed exactly for integers.
+// * At exit, one line on stdout:
+//     remat-runtime: step_peak_bytes=N total_peak_bytes=M live_bytes_at_exit=K
+//     allocations=A
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_RUNTIME_CPURUNTIME_H
+#define REMAT_RUNTIME_CPURUNTIME_H
+
+#include <cstddef>
+#include <cstdint>
+
+#if defined(_WIN32)
+#define REMAT_RT_EXPORT __declspec(dllexport)
+#else
+#define REMAT_RT_EXPORT __attribute__((visibility("default")))
+#endif
+
+/// The unranked memref descriptor that the C interface passes by pointer:
+/// the rank and a pointer to a ranked descriptor
+///   { T *allocated; T *aligned; int64_t offset; int64_t sizes[rank];
+///     int64_t strides[rank]; }.
+struct RematUnrankedMemRef {
+  int64_t rank;
+  void *descriptor;
+};
+
+extern "C" {
+
+//===----------------------------------------------------------------------===//
+// Allocation functions (finalize-memref-to-llvm{use-generic-functions=1}).
+//===----------------------------------------------------------------------===//
+
+/// `memref.alloc` without `use-aligned-alloc`. Counts `size` bytes.
+REMAT_RT_EXPORT void *_mlir_memref_to_llvm_alloc(size_t size);
+/// `memref.alloc` with `use-aligned-alloc=1`. Counts `size` bytes.
+REMAT_RT_EXPORT void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
+                                                         size_t size);
+/// `memref.dealloc`. A null pointer is a no-op; an unknown pointer aborts.
+REMAT_RT_EXPORT void _mlir_memref_to_llvm_free(void *ptr);
+
+//===----------------------------------------------------------------------===//
+// Measurement window.
+//===----------------------------------------------------------------------===//
+
+REMAT_RT_EXPORT void remat_rt_step_begin(void);
+REMAT_RT_EXPORT void remat_rt_step_end(void);
+
+/// Counters, for tests and embedders.
+REMAT_RT_EXPORT int64_t remat_rt_live_bytes(void);
+REMAT_RT_EXPORT int64_t remat_rt_total_peak_bytes(void);
+/// The largest peak of any closed or open window; total peak if none began.
+REMAT_RT_EXPORT int64_t remat_rt_step_peak_bytes(void);
+REMAT_RT_EXPORT int64_t remat_rt_allocations(void);
+/// Forgets every counter and live pointer (for tests that reuse a process).
+REMAT_RT_EXPORT void remat_rt_reset(void);
+
+//===----------------------------------------------------------------------===//
+// Printing results (C interface of `llvm.emit_c_interface` functions taking
+// `memref<*xT>`), and scalars (plain calls).
+//===----------------------------------------------------------------------===//
+
+REMAT_RT_EXPORT void _mlir_ciface_remat_rt_print_f32(RematUnrankedMemRef *m);
+REMAT_RT_EXPORT void _mlir_ciface_remat_rt_print_f64(RematUnrankedMemRef *m);
+REMAT_RT_EXPORT void _mlir_ciface_remat_rt_print_i32(RematUnrankedMemRef *m);
+REMAT_RT_EXPORT void _mlir_ciface_remat_rt_print_i64(RematUnrankedMemRef *m);
+
+/// Print a scalar result as a rank-0 tensor would be printed
+/// (`result: shape=[] fnv1a=... sum=...`).
+REMAT_RT_EXPORT void remat_rt_print_scalar_f32(float v);
+REMAT_RT_EXPORT void remat_rt_print_scalar_f64(double v);
+REMAT_RT_EXPORT void remat_rt_print_scalar_i32(int32_t v);
+REMAT_RT_EXPORT void remat_rt_print_scalar_i64(int64_t v);
+
+} // extern "C"
+
+#endif // REMAT_RUNTIME_CPURUNTIME_H

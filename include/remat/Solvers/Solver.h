@@ -1,0 +1,78 @@
+//===- Solver.h - The common solver interface --------------------*- C++ -*-===//
+//
+// Every checkpointing solver is a function from a training graph (and options,
+// such as a memory budget) to a Schedule. Plans are judged by the simulator,
+// never by a solver's own objective (DESIGN.md §5, §6).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_SOLVERS_SOLVER_H
+#define REMAT_SOLVERS_SOLVER_H
+
+#include "remat/Schedule/Schedule.h"
+
+#include <functional>
+#include <optional>
+
+namespace remat {
+
+struct SolverOptions {
+  /// Memory budget for non-fixed bytes; std::nullopt means "least memory".
+  std::optional<uint64_t> budget;
+  /// Wall-clock limit for solvers that search (seconds).
+  double timeLimitSeconds = 60;
+};
+
+struct SolverResult {
+  std::string solver;
+  Schedule schedule;
+  /// The simulator's verdict on `schedule`.
+  SimulationReport report;
+  /// True when the simulated peak is within the budget (or there is none).
+  bool meetsBudget = true;
+  double solveSeconds = 0;
+};
+
+/// A solver computes a schedule; it may ignore the budget (the baselines) or
+/// use it. It returns an error only for input it cannot handle.
+using SolverFn = std::function<llvm::Expected<Schedule>(
+    const TrainingGraph &, const SolverOptions &)>;
+
+struct SolverInfo {
+  std::string name;
+  std::string description;
+  SolverFn fn;
+};
+
+/// All registered solvers, in a stable order.
+const std::vector<SolverInfo> &allSolvers();
+/// The solver named `name`, or nullptr.
+const SolverInfo *findSolver(llvm::StringRef name);
+/// Comma-separated list of solver names, for diagnostics.
+std::string solverNames();
+
+/// Runs `solver`, simulates its plan and checks the budget. A plan that the
+/// simulator rejects is an error (a solver bug), never a silent result.
+llvm::Expected<SolverResult> runSolver(const SolverInfo &solver,
+                                       const TrainingGraph &graph,
+                                       const SolverOptions &options);
+
+//===----------------------------------------------------------------------===//
+// Baselines (seeds/003 §6.1 and appendix B; seeds/004 §5.3)
+//===----------------------------------------------------------------------===//
+
+/// No recomputation: every forward value stays resident until its last use.
+Schedule solveCheckpointAll(const TrainingGraph &graph);
+
+/// Chen et al.'s √n strategy on the topological order of the forward nodes
+/// ("linearized √n", Checkmate appendix B.2): the forward nodes are cut into
+/// segments of ceil(sqrt(n)) nodes and the last node of each segment is
+/// checkpointed; everything else the backward needs is recomputed.
+Schedule solveChenSqrtN(const TrainingGraph &graph);
+
+/// The checkpointed-node mask used by solveChenSqrtN (exposed for tests).
+std::vector<bool> chenSqrtNCheckpoints(const TrainingGraph &graph);
+
+} // namespace remat
+
+#endif // REMAT_SOLVERS_SOLVER_H

@@ -1,0 +1,57 @@
+//===- GraphExtraction.h - func.func -> TrainingGraph -----------*- C++ -*-===//
+//
+// The adapter from a training step in MLIR to the pure C++ TrainingGraph
+// (DESIGN.md §4-§5). A graph node is the group of ops that bufferize into one
+// set of buffers: a destination-style op together with the single-use chain
+// `tensor.empty -> (destination-style op)*` that initialises its destination,
+// and the views (expand/collapse_shape, extract_slice, cast) of its results.
+// A graph value is a buffer: one per tensor result of a node's head op, plus
+// a zero-byte value for every scalar result. Function arguments are fixed
+// values. Ops that touch no tensor (constants, scalar arithmetic on them) and
+// views of arguments form the prelude and stay at the top of the function.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_TRANSFORMS_GRAPHEXTRACTION_H
+#define REMAT_TRANSFORMS_GRAPHEXTRACTION_H
+
+#include "remat/Graph/TrainingGraph.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace remat {
+
+struct ExtractedGraph {
+  TrainingGraph graph;
+  /// The ops of each node, in program order (init chain, head, views).
+  std::vector<llvm::SmallVector<mlir::Operation *, 4>> nodeOps;
+  /// Ops that are in no node: they read no node value and stay on top.
+  llvm::SmallVector<mlir::Operation *> preludeOps;
+  /// Graph value of every SSA value that carries one (node results, views,
+  /// arguments). Values of prelude ops are absent.
+  llvm::DenseMap<mlir::Value, ValueId> valueOf;
+  /// The head op of each node.
+  mlir::Operation *head(NodeId node) const { return headOps[node]; }
+  std::vector<mlir::Operation *> headOps;
+};
+
+/// True if `func` carries any remat marker (an op with `remat.loss`,
+/// `remat.seed` or `remat.phase`, an argument with `remat.tangent`, a result
+/// with `remat.loss`): the functions the remat passes rewrite.
+bool isTrainingStep(mlir::func::FuncOp func);
+
+/// Extracts the training graph, or emits located diagnostics and fails:
+/// several blocks, dynamic or unranked shapes, no loss and no seed, a
+/// side-effecting op in the forward part, a forward op reading a backward
+/// value.
+mlir::FailureOr<ExtractedGraph> extractTrainingGraph(mlir::func::FuncOp func);
+
+/// Number of bytes of a statically shaped tensor or a scalar (0 for scalars:
+/// they live in registers), rounded up to whole bytes for sub-byte types.
+uint64_t bufferBytes(mlir::Type type);
+
+} // namespace remat
+
+#endif // REMAT_TRANSFORMS_GRAPHEXTRACTION_H

@@ -1,0 +1,71 @@
+//===- Passes.h - remat passes and pipelines ---------------------*- C++ -*-===//
+
+#ifndef REMAT_TRANSFORMS_PASSES_H
+#define REMAT_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class DialectRegistry;
+namespace arith { class ArithDialect; }
+namespace linalg { class LinalgDialect; }
+namespace tensor { class TensorDialect; }
+namespace memref { class MemRefDialect; }
+} // namespace mlir
+
+namespace remat {
+
+#define GEN_PASS_DECL
+#include "remat/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "remat/Transforms/Passes.h.inc"
+
+/// Options shared by the remat pipelines.
+struct RematPipelineOptions
+    : public mlir::PassPipelineOptions<RematPipelineOptions> {
+  Option<std::string> solver{*this, "solver",
+                             llvm::cl::desc("Solver name, 'none' or 'all'"),
+                             llvm::cl::init("chen-sqrtn")};
+  Option<std::string> budget{
+      *this, "budget",
+      llvm::cl::desc("Memory budget: bytes, KiB/MiB/GiB, or N% of the "
+                     "checkpoint-all peak"),
+      llvm::cl::init("")};
+  Option<std::string> dealloc{
+      *this, "dealloc",
+      llvm::cl::desc("Buffer frees: 'early' (remat-early-free, default) or "
+                     "'upstream' (ownership-based-buffer-deallocation, frees "
+                     "at the end of the block)"),
+      llvm::cl::init("early")};
+  Option<std::string> entry{
+      *this, "entry",
+      llvm::cl::desc("Generate a main that calls this function on "
+                     "deterministic inputs (remat-generate-main)"),
+      llvm::cl::init("")};
+};
+
+/// normalize destinations + solve + apply: the rematerialised step, tensors.
+void buildRematPipeline(mlir::OpPassManager &pm,
+                        const RematPipelineOptions &options);
+/// The part of remat-lower-to-cpu after the rewrite: one-shot bufferization,
+/// frees (`dealloc`), lowering to the LLVM dialect with the generic allocation
+/// functions of the project's runtime.
+void buildLowerBufferizedToCpuPipeline(mlir::OpPassManager &pm,
+                                       const RematPipelineOptions &options);
+/// remat-generate-main (if `entry` is set) + remat-pipeline +
+/// buildLowerBufferizedToCpuPipeline.
+void buildRematLowerToCpuPipeline(mlir::OpPassManager &pm,
+                                  const RematPipelineOptions &options);
+/// Registers remat-pipeline, remat-report and remat-lower-to-cpu.
+void registerRematPipelines();
+
+/// Registers the dialects that the remat pipelines need (and only those).
+void registerRematDialects(mlir::DialectRegistry &registry);
+
+} // namespace remat
+
+#endif // REMAT_TRANSFORMS_PASSES_H

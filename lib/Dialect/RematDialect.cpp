@@ -1,0 +1,112 @@
+//===- RematDialect.cpp - the remat dialect and its conventions -----------===//
+//
+// The dialect mostly verifies the discardable `remat.*` attributes that carry
+// the conventions of DESIGN.md §4, so that a misplaced or mistyped marker is
+// an error with a location rather than a silently ignored hint.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Dialect/RematDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace remat;
+
+#include "remat/Dialect/RematDialect.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "remat/Dialect/RematOps.cpp.inc"
+
+void RematDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "remat/Dialect/RematOps.cpp.inc"
+      >();
+}
+
+/// Attributes the remat-apply pass attaches to a rewritten function.
+static bool isResultAnnotation(StringRef name) {
+  return llvm::StringSwitch<bool>(name)
+      .Cases({"remat.predicted_peak_bytes", "remat.predicted_cost",
+              "remat.recomputations", "remat.fixed_bytes", "remat.solver",
+              "remat.budget_bytes"},
+             true)
+      .Default(false);
+}
+
+LogicalResult RematDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attr) {
+  StringRef name = attr.getName().strref();
+  Attribute value = attr.getValue();
+  if (name == kLossAttr || name == kSeedAttr) {
+    if (!isa<UnitAttr>(value))
+      return op->emitOpError() << "'" << name << "' must be a unit attribute";
+    // No result-count check: after bufferization the marked op writes a
+    // buffer instead of returning a tensor, and keeps its marker.
+    return success();
+  }
+  if (name == kPhaseAttr) {
+    auto str = dyn_cast<StringAttr>(value);
+    if (!str || (str.getValue() != "forward" && str.getValue() != "backward"))
+      return op->emitOpError()
+             << "'" << name << "' must be \"forward\" or \"backward\"";
+    return success();
+  }
+  if (name == kCostAttr) {
+    auto cost = dyn_cast<FloatAttr>(value);
+    if (!cost || !(cost.getValueAsDouble() >= 0))
+      return op->emitOpError()
+             << "'" << name << "' must be a non-negative float attribute";
+    return success();
+  }
+  if (name == kRecomputeAttr) {
+    auto instance = dyn_cast<IntegerAttr>(value);
+    if (!instance || instance.getValue().isNegative())
+      return op->emitOpError()
+             << "'" << name << "' must be a non-negative integer attribute";
+    return success();
+  }
+  if (name == kTangentAttr)
+    return op->emitOpError() << "'" << name
+                             << "' is only valid on function arguments";
+  if (isResultAnnotation(name))
+    return success();
+  return op->emitOpError() << "unknown remat attribute '" << name << "'";
+}
+
+LogicalResult RematDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                     unsigned argIndex,
+                                                     NamedAttribute attr) {
+  StringRef name = attr.getName().strref();
+  if (name != kTangentAttr)
+    return op->emitOpError() << "'" << name << "' on argument #" << argIndex
+                             << " is not a valid argument attribute";
+  if (!isa<UnitAttr>(attr.getValue()))
+    return op->emitOpError() << "'" << name << "' must be a unit attribute";
+  return success();
+}
+
+LogicalResult RematDialect::verifyRegionResultAttribute(Operation *op,
+                                                        unsigned,
+                                                        unsigned resultIndex,
+                                                        NamedAttribute attr) {
+  StringRef name = attr.getName().strref();
+  if (name != kLossAttr)
+    return op->emitOpError() << "'" << name << "' on result #" << resultIndex
+                             << " is not a valid result attribute";
+  if (!isa<UnitAttr>(attr.getValue()))
+    return op->emitOpError() << "'" << name << "' must be a unit attribute";
+  return success();
+}
+
+LogicalResult KernelOp::verify() {
+  if (getKernel().empty())
+    return emitOpError("needs a non-empty kernel name");
+  if (getOutputs().empty())
+    return emitOpError("must produce at least one tensor");
+  return success();
+}

@@ -1,0 +1,339 @@
+//===- ApplySchedule.cpp - solve, then rewrite the step to the plan -------===//
+//
+// remat-apply: extract the training graph, run a solver, validate its plan
+// with the simulator, and reorder / clone the step's ops so that the program
+// executes exactly the plan's Compute statements (the early-free pass later
+// places the Free statements). remat-print-report: the same plans as JSON.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Dialect/RematDialect.h"
+#include "remat/Solvers/Solver.h"
+#include "remat/Transforms/GraphExtraction.h"
+#include "remat/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+#include <limits>
+
+namespace remat {
+#define GEN_PASS_DEF_REMATAPPLYPASS
+#define GEN_PASS_DEF_REMATREPORTPASS
+#include "remat/Transforms/Passes.h.inc"
+} // namespace remat
+
+using namespace mlir;
+// Not `using namespace remat`: remat::Value (a graph buffer) would clash with
+// mlir::Value.
+using remat::ExtractedGraph;
+using remat::KernelOp;
+using remat::NodeId;
+using remat::Phase;
+using remat::RematDialect;
+using remat::Schedule;
+using remat::SolverInfo;
+using remat::SolverOptions;
+using remat::SolverResult;
+using remat::Step;
+using remat::TrainingGraph;
+using remat::ValueId;
+using remat::allSolvers;
+using remat::extractTrainingGraph;
+using remat::findSolver;
+using remat::insertEarlyFrees;
+using remat::isTrainingStep;
+using remat::runSolver;
+using remat::simulate;
+using remat::solveCheckpointAll;
+using remat::solverNames;
+
+namespace {
+
+/// Parses a budget: "12345", "64KiB", "1.5MiB", "2GiB" (also KB/MB/GB as
+/// powers of 1000), or "N%" of `referencePeak` (the checkpoint-all peak).
+/// Empty text means no budget.
+FailureOr<std::optional<uint64_t>> parseBudget(StringRef text,
+                                               uint64_t referencePeak,
+                                               std::string &error) {
+  text = text.trim();
+  if (text.empty())
+    return std::optional<uint64_t>();
+  double scale = 1;
+  StringRef number = text;
+  bool percent = false;
+  struct Suffix {
+    StringRef name;
+    double scale;
+  };
+  static const Suffix suffixes[] = {{"KiB", 1024.0}, {"MiB", 1048576.0},
+                                    {"GiB", 1073741824.0}, {"KB", 1e3},
+                                    {"MB", 1e6}, {"GB", 1e9}, {"B", 1}};
+  if (text.consume_back("%")) {
+    percent = true;
+    number = text;
+  } else {
+    for (const Suffix &suffix : suffixes)
+      if (text.ends_with(suffix.name)) {
+        number = text.drop_back(suffix.name.size());
+        scale = suffix.scale;
+        break;
+      }
+  }
+  double value;
+  if (number.trim().getAsDouble(value) || !(value >= 0) || std::isinf(value)) {
+    error = ("invalid budget '" + text + "': expected bytes (optionally with "
+             "KiB, MiB, GiB, KB, MB, GB) or a percentage such as '60%'")
+                .str();
+    return failure();
+  }
+  double bytes = percent ? value / 100.0 * static_cast<double>(referencePeak)
+                         : value * scale;
+  return std::optional<uint64_t>(static_cast<uint64_t>(std::floor(bytes)));
+}
+
+/// The checkpoint-all peak: the reference of percentage budgets.
+uint64_t checkpointAllPeak(const TrainingGraph &graph) {
+  return simulate(graph, solveCheckpointAll(graph)).peakBytes;
+}
+
+/// The least budget any registered solver reaches on `graph`, and which.
+std::pair<uint64_t, std::string> leastFeasibleBudget(const TrainingGraph &graph) {
+  std::pair<uint64_t, std::string> best{std::numeric_limits<uint64_t>::max(),
+                                        ""};
+  for (const SolverInfo &solver : allSolvers()) {
+    llvm::Expected<SolverResult> result = runSolver(solver, graph, {});
+    if (!result) {
+      llvm::consumeError(result.takeError());
+      continue;
+    }
+    if (result->report.peakBytes < best.first)
+      best = {result->report.peakBytes, solver.name};
+  }
+  return best;
+}
+
+/// Runs one solver (or 'none': the program order) on the graph.
+FailureOr<SolverResult> solveStep(func::FuncOp func, const TrainingGraph &graph,
+                                  StringRef solverName,
+                                  std::optional<uint64_t> budget) {
+  if (solverName == "none") {
+    std::vector<NodeId> order(graph.numNodes());
+    for (NodeId i = 0; i < static_cast<NodeId>(order.size()); ++i)
+      order[i] = i;
+    SolverResult result;
+    result.solver = "none";
+    result.schedule = insertEarlyFrees(graph, order);
+    result.report = simulate(graph, result.schedule);
+    result.meetsBudget = !budget || result.report.peakBytes <= *budget;
+    return result;
+  }
+  const SolverInfo *solver = findSolver(solverName);
+  if (!solver)
+    return func.emitError("unknown solver '")
+           << solverName << "'; available solvers: none, " << solverNames();
+  SolverOptions options;
+  options.budget = budget;
+  llvm::Expected<SolverResult> result = runSolver(*solver, graph, options);
+  if (!result)
+    return func.emitError("solver '")
+           << solverName << "' failed on '" << func.getSymName()
+           << "': " << llvm::toString(result.takeError());
+  return std::move(*result);
+}
+
+/// Emits the "budget too small" error, naming the least feasible budget.
+LogicalResult budgetError(func::FuncOp func, const TrainingGraph &graph,
+                          const SolverResult &result, uint64_t budget) {
+  auto [least, who] = leastFeasibleBudget(graph);
+  return func.emitError("budget of ")
+         << budget << " bytes is infeasible for solver '" << result.solver
+         << "' on '" << func.getSymName() << "', whose plan needs "
+         << result.report.peakBytes
+         << " bytes; the least feasible budget is " << least
+         << " bytes (solver '" << who << "')";
+}
+
+/// Reorders the step's ops into the schedule's Compute order and clones
+/// recomputed nodes. `current` maps an original SSA value to the instance
+/// that later readers must use (the latest recomputation).
+void applySchedule(func::FuncOp func, const ExtractedGraph &extracted,
+                   const Schedule &schedule) {
+  Block &block = func.front();
+  Operation *terminator = block.getTerminator();
+  for (Operation *op : extracted.preludeOps)
+    op->moveBefore(terminator);
+
+  llvm::DenseMap<mlir::Value, mlir::Value> current;
+  auto remapReads = [&](Operation *root) {
+    root->walk([&](Operation *op) {
+      for (OpOperand &operand : op->getOpOperands()) {
+        auto it = current.find(operand.get());
+        if (it != current.end())
+          operand.set(it->second);
+      }
+    });
+  };
+
+  std::vector<bool> computed(extracted.graph.numNodes(), false);
+  OpBuilder builder(terminator);
+  int64_t instance = 0;
+  MLIRContext *ctx = func.getContext();
+  for (const Step &step : schedule.steps) {
+    if (!step.isCompute())
+      continue;
+    NodeId node = step.id;
+    const auto &ops = extracted.nodeOps[node];
+    if (!computed[node]) {
+      computed[node] = true;
+      for (Operation *op : ops) {
+        op->moveBefore(terminator);
+        remapReads(op);
+      }
+      continue;
+    }
+    // A recomputation: clone the node, reading the current instances.
+    IRMapping mapping;
+    for (Operation *op : ops)
+      op->walk([&](Operation *nested) {
+        for (mlir::Value read : nested->getOperands()) {
+          auto it = current.find(read);
+          if (it != current.end())
+            mapping.map(read, it->second);
+        }
+      });
+    for (Operation *op : ops) {
+      Operation *clone = builder.clone(*op, mapping);
+      clone->setAttr(RematDialect::kRecomputeAttr,
+                     IntegerAttr::get(IntegerType::get(ctx, 64), instance));
+      for (auto [original, copy] :
+           llvm::zip(op->getResults(), clone->getResults()))
+        mapping.map(original, copy);
+    }
+    ++instance;
+    for (Operation *op : ops)
+      for (OpResult result : op->getResults())
+        current[result] = mapping.lookup(result);
+  }
+  remapReads(terminator);
+}
+
+void annotate(func::FuncOp func, const SolverResult &result,
+              std::optional<uint64_t> budget) {
+  Builder b(func.getContext());
+  func->setAttr("remat.solver", b.getStringAttr(result.solver));
+  func->setAttr("remat.predicted_peak_bytes",
+                b.getI64IntegerAttr(result.report.peakBytes));
+  func->setAttr("remat.fixed_bytes", b.getI64IntegerAttr(result.report.fixedBytes));
+  func->setAttr("remat.predicted_cost", b.getF64FloatAttr(result.report.totalCost));
+  func->setAttr("remat.recomputations",
+                b.getI64IntegerAttr(result.report.numRecomputations));
+  if (budget)
+    func->setAttr("remat.budget_bytes", b.getI64IntegerAttr(*budget));
+}
+
+struct RematApply : public remat::impl::RematApplyPassBase<RematApply> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!isTrainingStep(func))
+      return;
+    FailureOr<ExtractedGraph> extracted = extractTrainingGraph(func);
+    if (failed(extracted))
+      return signalPassFailure();
+    const TrainingGraph &graph = extracted->graph;
+    std::string error;
+    FailureOr<std::optional<uint64_t>> budgetBytes =
+        parseBudget(budget, checkpointAllPeak(graph), error);
+    if (failed(budgetBytes)) {
+      func.emitError(error);
+      return signalPassFailure();
+    }
+    FailureOr<SolverResult> result =
+        solveStep(func, graph, solver, *budgetBytes);
+    if (failed(result))
+      return signalPassFailure();
+    if (!result->meetsBudget) {
+      (void)budgetError(func, graph, *result, **budgetBytes);
+      return signalPassFailure();
+    }
+    if (solver != "none")
+      applySchedule(func, *extracted, result->schedule);
+    annotate(func, *result, *budgetBytes);
+  }
+};
+
+struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    llvm::json::Array functions;
+    bool failedAny = false;
+    getOperation().walk([&](func::FuncOp func) {
+      if (!isTrainingStep(func))
+        return;
+      FailureOr<ExtractedGraph> extracted = extractTrainingGraph(func);
+      if (failed(extracted)) {
+        failedAny = true;
+        return;
+      }
+      const TrainingGraph &graph = extracted->graph;
+      uint64_t reference = checkpointAllPeak(graph);
+      std::string error;
+      FailureOr<std::optional<uint64_t>> budgetBytes =
+          parseBudget(budget, reference, error);
+      if (failed(budgetBytes)) {
+        func.emitError(error);
+        failedAny = true;
+        return;
+      }
+      SmallVector<std::string> names;
+      if (solver == "all") {
+        names.push_back("none");
+        for (const SolverInfo &info : allSolvers())
+          names.push_back(info.name);
+      } else {
+        names.push_back(solver);
+      }
+      llvm::json::Array plans;
+      for (const std::string &name : names) {
+        FailureOr<SolverResult> result =
+            solveStep(func, graph, name, *budgetBytes);
+        if (failed(result)) {
+          failedAny = true;
+          return;
+        }
+        llvm::json::Object plan{
+            {"solver", result->solver},
+            {"meets_budget", result->meetsBudget},
+            {"solve_seconds", result->solveSeconds},
+            {"simulation", result->report.toJSON(withTimeline)},
+            {"schedule", result->schedule.toJSON()}};
+        plans.push_back(std::move(plan));
+      }
+      llvm::json::Object entry{
+          {"function", func.getSymName().str()},
+          {"nodes", static_cast<int64_t>(graph.numNodes())},
+          {"values", static_cast<int64_t>(graph.numValues())},
+          {"saved_activations",
+           static_cast<int64_t>(graph.savedActivations().size())},
+          {"fixed_bytes", static_cast<int64_t>(graph.fixedBytes())},
+          {"checkpoint_all_peak_bytes", static_cast<int64_t>(reference)},
+          {"plans", std::move(plans)}};
+      if (*budgetBytes)
+        entry["budget_bytes"] = static_cast<int64_t>(**budgetBytes);
+      functions.push_back(std::move(entry));
+    });
+    if (failedAny)
+      return signalPassFailure();
+    llvm::outs() << llvm::formatv(
+        "{0:2}\n", llvm::json::Value(llvm::json::Object{
+                       {"functions", std::move(functions)}}));
+  }
+};
+
+} // namespace

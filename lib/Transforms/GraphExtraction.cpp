@@ -1,0 +1,540 @@
+//===- GraphExtraction.cpp - training step -> TrainingGraph ---------------===//
+//
+// The adapter of DESIGN.md §4-§5 (extractTrainingGraph), the pass that
+// prepares a step so that its buffers are the graph's values
+// (remat-normalize-destinations), and the test pass that prints the graph.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Transforms/GraphExtraction.h"
+#include "remat/Dialect/RematDialect.h"
+#include "remat/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace remat {
+#define GEN_PASS_DEF_REMATNORMALIZEDESTINATIONSPASS
+#define GEN_PASS_DEF_TESTTRAININGGRAPHPASS
+#include "remat/Transforms/Passes.h.inc"
+} // namespace remat
+
+using namespace mlir;
+// Not `using namespace remat`: remat::Value (a graph buffer) would clash with
+// mlir::Value.
+using remat::ExtractedGraph;
+using remat::KernelOp;
+using remat::NodeId;
+using remat::Phase;
+using remat::RematDialect;
+using remat::TrainingGraph;
+using remat::ValueId;
+using remat::bufferBytes;
+using remat::isTrainingStep;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+uint64_t remat::bufferBytes(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasStaticShape())
+    return 0;
+  Type element = shaped.getElementType();
+  uint64_t bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 64;
+  if (auto complex = dyn_cast<ComplexType>(element))
+    bits = 2 * complex.getElementType().getIntOrFloatBitWidth();
+  if (isa<IndexType>(element))
+    bits = 64;
+  return (static_cast<uint64_t>(shaped.getNumElements()) * bits + 7) / 8;
+}
+
+bool remat::isTrainingStep(func::FuncOp func) {
+  if (func.isExternal())
+    return false;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (func.getArgAttr(i, RematDialect::kTangentAttr))
+      return true;
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    if (func.getResultAttr(i, RematDialect::kLossAttr))
+      return true;
+  WalkResult found = func.walk([](Operation *op) {
+    if (op->hasAttr(RematDialect::kLossAttr) ||
+        op->hasAttr(RematDialect::kSeedAttr) ||
+        op->hasAttr(RematDialect::kPhaseAttr))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
+/// Views alias their source's buffer after bufferization.
+static bool isTensorView(Operation *op) {
+  return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+             tensor::ExtractSliceOp, tensor::CastOp, tensor::BitcastOp>(op);
+}
+
+/// Every value `op` reads: operands and values its regions capture.
+static SmallVector<Value> readValues(Operation *op) {
+  SmallVector<Value> values(op->getOperands());
+  if (op->getNumRegions() != 0) {
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op->getRegions(), captured);
+    values.append(captured.begin(), captured.end());
+  }
+  return values;
+}
+
+/// If `op`'s single result is used only as the destination of one
+/// destination-style op, returns that use: `op` then writes the same buffer.
+static OpOperand *singleDestinationUse(Operation *op) {
+  if (op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
+    return nullptr;
+  if (!isa<tensor::EmptyOp>(op) && !isa<DestinationStyleOpInterface>(op))
+    return nullptr;
+  OpOperand &use = *op->getResult(0).getUses().begin();
+  auto dps = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
+  if (!dps || !dps.isDpsInit(&use))
+    return nullptr;
+  return &use;
+}
+
+/// The built-in cost model: FLOPs of linalg structured ops from their
+/// iteration domain and body, zero for views and `tensor.empty`, the number
+/// of output elements for opaque kernels, one for anything else.
+static double builtinCost(Operation *op) {
+  if (auto cost = op->getAttrOfType<FloatAttr>(RematDialect::kCostAttr))
+    return cost.getValueAsDouble();
+  if (isTensorView(op) || isa<tensor::EmptyOp>(op))
+    return 0;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    double points = 1;
+    for (int64_t range : linalgOp.getStaticLoopRanges())
+      points *= ShapedType::isDynamic(range) ? 1 : static_cast<double>(range);
+    size_t bodyOps = 0;
+    if (Block *body = linalgOp.getBlock())
+      bodyOps = body->getOperations().size() - 1; // not the terminator
+    return points * static_cast<double>(std::max<size_t>(bodyOps, 1));
+  }
+  if (isa<KernelOp>(op)) {
+    double elements = 0;
+    for (Type type : op->getResultTypes())
+      if (auto shaped = dyn_cast<ShapedType>(type); shaped && shaped.hasStaticShape())
+        elements += static_cast<double>(shaped.getNumElements());
+    return elements;
+  }
+  return 1;
+}
+
+static LogicalResult checkType(Type type, Location loc, StringRef what) {
+  if (isa<BaseMemRefType>(type))
+    return emitError(loc) << what << " has memref type " << type
+                          << "; a training step must be in tensor form";
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped)
+    return success();
+  if (!shaped.hasRank())
+    return emitError(loc) << what << " has unranked type " << type
+                          << "; the training graph needs statically shaped "
+                             "tensors";
+  if (!shaped.hasStaticShape())
+    return emitError(loc) << what << " has dynamic shape " << type
+                          << "; the training graph needs statically shaped "
+                             "tensors";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Extraction
+//===----------------------------------------------------------------------===//
+
+FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
+  using mlir::Value; // not the graph's remat::Value
+  if (func.isExternal())
+    return func.emitError("training step '")
+           << func.getSymName() << "' has no body";
+  if (!llvm::hasSingleElement(func.getBody()))
+    return func.emitError("training step '")
+           << func.getSymName() << "' must have exactly one block, found "
+           << func.getBody().getBlocks().size();
+  Block &block = func.front();
+  for (BlockArgument arg : block.getArguments())
+    if (failed(checkType(arg.getType(), arg.getLoc(),
+                         "argument #" + std::to_string(arg.getArgNumber()))))
+      return failure();
+  for (Operation &op : block.without_terminator()) {
+    for (Value result : op.getResults())
+      if (failed(checkType(result.getType(), op.getLoc(), "result")))
+        return failure();
+    for (Value operand : op.getOperands())
+      if (failed(checkType(operand.getType(), op.getLoc(), "operand")))
+        return failure();
+  }
+
+  ExtractedGraph extracted;
+  TrainingGraph &graph = extracted.graph;
+  for (BlockArgument arg : block.getArguments())
+    extracted.valueOf[arg] = graph.addFixedValue(
+        "arg" + std::to_string(arg.getArgNumber()), bufferBytes(arg.getType()));
+
+  // Pass 1 (reverse order): the op whose buffer each destination-chain
+  // member writes, i.e. the head of its group.
+  llvm::DenseMap<Operation *, Operation *> chainHead;
+  for (Operation &op : llvm::reverse(block.without_terminator()))
+    if (OpOperand *use = singleDestinationUse(&op)) {
+      Operation *user = use->getOwner();
+      auto it = chainHead.find(user);
+      chainHead[&op] = it == chainHead.end() ? user : it->second;
+    }
+
+  // Pass 2 (program order): nodes, views and the prelude.
+  llvm::DenseMap<Operation *, NodeId> nodeOfHead;
+  llvm::DenseMap<Operation *, unsigned> position;
+  unsigned index = 0;
+  for (Operation &op : block.without_terminator())
+    position[&op] = index++;
+  auto readsGraphValue = [&](Operation *op) {
+    return llvm::any_of(readValues(op),
+                        [&](Value v) { return extracted.valueOf.count(v); });
+  };
+
+  for (Operation &opRef : block.without_terminator()) {
+    Operation *op = &opRef;
+    if (chainHead.count(op))
+      continue; // placed with its head
+    if (isTensorView(op)) {
+      Value source = op->getOperand(0);
+      auto it = extracted.valueOf.find(source);
+      if (it == extracted.valueOf.end()) {
+        extracted.preludeOps.push_back(op); // view of a constant
+        continue;
+      }
+      extracted.valueOf[op->getResult(0)] = it->second;
+      NodeId producer = graph.value(it->second).producer;
+      if (producer < 0)
+        extracted.preludeOps.push_back(op); // view of an argument
+      else
+        extracted.nodeOps[producer].push_back(op);
+      continue;
+    }
+    bool producesTensor = llvm::any_of(op->getResultTypes(), [](Type t) {
+      return isa<TensorType>(t);
+    });
+    if (isa<arith::ConstantOp>(op) ||
+        (!producesTensor && !readsGraphValue(op) && isMemoryEffectFree(op))) {
+      extracted.preludeOps.push_back(op);
+      continue;
+    }
+    // A node headed by `op`.
+    NodeId node = graph.addNode("", op->getName().getStringRef().str(), 0,
+                                Phase::Forward, {});
+    graph.node(node).name = "n" + std::to_string(node);
+    nodeOfHead[op] = node;
+    extracted.headOps.push_back(op);
+    extracted.nodeOps.emplace_back();
+    extracted.nodeOps.back().push_back(op);
+    for (OpResult result : op->getResults())
+      extracted.valueOf[result] = graph.addOutput(
+          node,
+          graph.node(node).name + "." + std::to_string(result.getResultNumber()),
+          bufferBytes(result.getType()));
+  }
+
+  // Chain members join their head's node; their results are the buffer of
+  // the head result they initialise.
+  for (Operation &op : llvm::reverse(block.without_terminator())) {
+    auto it = chainHead.find(&op);
+    if (it == chainHead.end())
+      continue;
+    NodeId node = nodeOfHead.lookup(it->second);
+    extracted.nodeOps[node].push_back(&op);
+    OpOperand *use = singleDestinationUse(&op);
+    Value tied = cast<DestinationStyleOpInterface>(use->getOwner())
+                     .getTiedOpResult(use);
+    extracted.valueOf[op.getResult(0)] = extracted.valueOf.lookup(tied);
+  }
+  for (auto &ops : extracted.nodeOps)
+    llvm::sort(ops, [&](Operation *a, Operation *b) {
+      return position.lookup(a) < position.lookup(b);
+    });
+
+  // Inputs and costs.
+  for (NodeId node = 0; node < static_cast<NodeId>(graph.numNodes()); ++node) {
+    std::vector<ValueId> inputs;
+    double cost = 0;
+    for (Operation *op : extracted.nodeOps[node]) {
+      cost += builtinCost(op);
+      for (Value read : readValues(op)) {
+        auto it = extracted.valueOf.find(read);
+        if (it == extracted.valueOf.end() ||
+            graph.value(it->second).producer == node)
+          continue;
+        inputs.push_back(it->second);
+      }
+    }
+    Node &n = graph.node(node);
+    n.cost = cost;
+    llvm::sort(inputs);
+    inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+    for (ValueId input : inputs) {
+      n.inputs.push_back(input);
+      std::vector<NodeId> &users = graph.value(input).users;
+      if (users.empty() || users.back() != node)
+        users.push_back(node);
+    }
+  }
+
+  // Forward/backward split (DESIGN.md §4): backward ops depend on a seed.
+  llvm::DenseSet<Value> seedy;
+  for (BlockArgument arg : block.getArguments())
+    if (func.getArgAttr(arg.getArgNumber(), RematDialect::kTangentAttr))
+      seedy.insert(arg);
+  bool hasSeed = !seedy.empty();
+  for (Operation &op : block.without_terminator())
+    if (op.hasAttr(RematDialect::kSeedAttr)) {
+      hasSeed = true;
+      seedy.insert(op.getResults().begin(), op.getResults().end());
+    }
+  std::vector<Phase> phase(graph.numNodes(), Phase::Forward);
+  Operation *terminator = block.getTerminator();
+  if (hasSeed) {
+    for (Operation &op : block.without_terminator())
+      if (llvm::any_of(readValues(&op), [&](Value v) { return seedy.count(v); }))
+        seedy.insert(op.getResults().begin(), op.getResults().end());
+    for (NodeId node = 0; node < static_cast<NodeId>(graph.numNodes()); ++node)
+      for (Operation *op : extracted.nodeOps[node])
+        if (llvm::any_of(op->getResults(),
+                         [&](Value v) { return seedy.count(v); }))
+          phase[node] = Phase::Backward;
+  } else {
+    // The loss: results marked remat.loss, else the function's result #0.
+    SmallVector<Value> loss;
+    for (Operation &op : block.without_terminator())
+      if (op.hasAttr(RematDialect::kLossAttr))
+        loss.append(op.getResults().begin(), op.getResults().end());
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+      if (func.getResultAttr(i, RematDialect::kLossAttr))
+        loss.push_back(terminator->getOperand(i));
+    if (loss.empty() && terminator->getNumOperands() != 0)
+      loss.push_back(terminator->getOperand(0));
+    if (loss.empty())
+      return func.emitError("training step '")
+             << func.getSymName()
+             << "' has no loss and no gradient seed: mark the loss with "
+                "'remat.loss', a seed with 'remat.seed' or an argument with "
+                "'remat.tangent'";
+    // Forward = the nodes the loss depends on.
+    std::vector<bool> needed(graph.numNodes(), false);
+    for (Value v : loss) {
+      auto it = extracted.valueOf.find(v);
+      if (it != extracted.valueOf.end() && graph.value(it->second).producer >= 0)
+        needed[graph.value(it->second).producer] = true;
+    }
+    for (NodeId node = graph.numNodes() - 1; node >= 0; --node) {
+      if (!needed[node]) {
+        phase[node] = Phase::Backward;
+        continue;
+      }
+      for (ValueId input : graph.node(node).inputs)
+        if (graph.value(input).producer >= 0)
+          needed[graph.value(input).producer] = true;
+    }
+  }
+  for (NodeId node = 0; node < static_cast<NodeId>(graph.numNodes()); ++node)
+    for (Operation *op : extracted.nodeOps[node])
+      if (auto forced = op->getAttrOfType<StringAttr>(RematDialect::kPhaseAttr))
+        phase[node] =
+            forced.getValue() == "backward" ? Phase::Backward : Phase::Forward;
+
+  for (NodeId node = 0; node < static_cast<NodeId>(graph.numNodes()); ++node) {
+    graph.node(node).phase = phase[node];
+    if (phase[node] != Phase::Forward)
+      continue;
+    for (Operation *op : extracted.nodeOps[node]) {
+      if (!isMemoryEffectFree(op))
+        return op->emitError("side-effecting op in the forward part of "
+                             "training step '")
+               << func.getSymName()
+               << "' cannot be recomputed; mark it 'remat.phase = "
+                  "\"backward\"' or remove the effect";
+    }
+    for (ValueId input : graph.node(node).inputs) {
+      NodeId producer = graph.value(input).producer;
+      if (producer >= 0 && phase[producer] == Phase::Backward)
+        return extracted.headOps[node]->emitError(
+                   "forward op reads a value computed by the backward part "
+                   "(")
+               << extracted.headOps[producer]->getName() << " at "
+               << extracted.headOps[producer]->getLoc()
+               << "); check the remat.phase / remat.seed markers";
+    }
+  }
+
+  for (Value returned : terminator->getOperands()) {
+    auto it = extracted.valueOf.find(returned);
+    if (it != extracted.valueOf.end() && !graph.value(it->second).isFixed())
+      graph.markOutput(it->second);
+  }
+  if (llvm::Error err = graph.verify()) {
+    std::string message = llvm::toString(std::move(err));
+    return func.emitError("internal error: extracted training graph is "
+                          "inconsistent: ")
+           << message;
+  }
+  return extracted;
+}
+
+//===----------------------------------------------------------------------===//
+// remat-normalize-destinations
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// True if `value` is produced by a chain `tensor.empty -> (DPS op)*` whose
+/// links each have exactly one use: it then is a private destination.
+bool isPrivateDestination(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (!def || !value.hasOneUse())
+    return false;
+  if (isa<tensor::EmptyOp>(def))
+    return true;
+  auto dps = dyn_cast<DestinationStyleOpInterface>(def);
+  if (!dps || def->getNumResults() != 1)
+    return false;
+  return llvm::all_of(dps.getDpsInits(),
+                      [](Value init) { return isPrivateDestination(init); });
+}
+
+/// True if `value` comes from a chain `tensor.empty -> (DPS op)*` (possibly
+/// shared): such a chain can be cloned for each of its users.
+bool isClonableChain(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<tensor::EmptyOp>(def))
+    return true;
+  auto dps = dyn_cast<DestinationStyleOpInterface>(def);
+  if (!dps || def->getNumResults() != 1 || !isMemoryEffectFree(def))
+    return false;
+  return llvm::all_of(dps.getDpsInits(),
+                      [](Value init) { return isClonableChain(init); });
+}
+
+Value cloneChain(OpBuilder &builder, Value value) {
+  Operation *def = value.getDefiningOp();
+  IRMapping mapping;
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(def))
+    for (Value init : dps.getDpsInits())
+      mapping.map(init, cloneChain(builder, init));
+  return builder.clone(*def, mapping)->getResult(0);
+}
+
+struct NormalizeDestinations
+    : public remat::impl::RematNormalizeDestinationsPassBase<
+          NormalizeDestinations> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!isTrainingStep(func) || !llvm::hasSingleElement(func.getBody()))
+      return;
+    SmallVector<DestinationStyleOpInterface> ops;
+    for (Operation &op : func.front())
+      if (auto dps = dyn_cast<DestinationStyleOpInterface>(&op))
+        if (dps.hasPureTensorSemantics())
+          ops.push_back(dps);
+    // Program order: an op's own destination is private before it becomes
+    // another op's destination.
+    for (DestinationStyleOpInterface dps : ops) {
+      for (OpOperand &init : dps.getDpsInitsMutable()) {
+        Value value = init.get();
+        if (isPrivateDestination(value))
+          continue;
+        OpBuilder builder(dps);
+        auto type = cast<RankedTensorType>(value.getType());
+        auto linalgOp = dyn_cast<linalg::LinalgOp>(dps.getOperation());
+        bool readsInit =
+            !linalgOp || linalgOp.payloadUsesValueFromOperand(&init);
+        if (!readsInit) {
+          init.set(tensor::EmptyOp::create(builder, dps.getLoc(),
+                                           type.getShape(),
+                                           type.getElementType()));
+        } else if (isClonableChain(value)) {
+          init.set(cloneChain(builder, value));
+        } else {
+          Value empty = tensor::EmptyOp::create(
+              builder, dps.getLoc(), type.getShape(), type.getElementType());
+          init.set(linalg::CopyOp::create(builder, dps.getLoc(), value, empty)
+                       ->getResult(0));
+        }
+      }
+    }
+    // Shared or now unused chains left behind.
+    for (Operation &op : llvm::make_early_inc_range(
+             llvm::reverse(func.front().without_terminator())))
+      if (op.use_empty() && isMemoryEffectFree(&op) &&
+          (isa<tensor::EmptyOp>(op) ||
+           (isa<DestinationStyleOpInterface>(op) && isClonableChain(op.getResult(0)))))
+        op.erase();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// test-remat-training-graph
+//===----------------------------------------------------------------------===//
+
+struct TestTrainingGraph
+    : public remat::impl::TestTrainingGraphPassBase<TestTrainingGraph> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!isTrainingStep(func))
+      return;
+    FailureOr<ExtractedGraph> extracted = remat::extractTrainingGraph(func);
+    if (failed(extracted))
+      return signalPassFailure();
+    const TrainingGraph &graph = extracted->graph;
+    llvm::raw_ostream &os = llvm::outs();
+    auto valueRef = [&](ValueId id) {
+      const remat::Value &v = graph.value(id);
+      return v.name + ":" + std::to_string(v.bytes);
+    };
+    os << "training-graph @" << func.getSymName() << " nodes=" << graph.numNodes()
+       << " values=" << graph.numValues() << " fixed_bytes=" << graph.fixedBytes()
+       << " prelude_ops=" << extracted->preludeOps.size() << "\n";
+    for (NodeId id = 0; id < static_cast<NodeId>(graph.numNodes()); ++id) {
+      const remat::Node &node = graph.node(id);
+      os << "  node " << node.name << " " << remat::phaseName(node.phase) << " "
+         << node.opName << " cost=" << node.cost << " ops=[";
+      llvm::interleaveComma(extracted->nodeOps[id], os,
+                            [&](Operation *op) { os << op->getName(); });
+      os << "] in=[";
+      llvm::interleaveComma(node.inputs, os,
+                            [&](ValueId v) { os << valueRef(v); });
+      os << "] out=[";
+      llvm::interleaveComma(node.outputs, os,
+                            [&](ValueId v) { os << valueRef(v); });
+      os << "]\n";
+    }
+    os << "  saved=[";
+    llvm::interleaveComma(graph.savedActivations(), os,
+                          [&](ValueId v) { os << valueRef(v); });
+    os << "]\n  outputs=[";
+    bool first = true;
+    for (ValueId v = 0; v < static_cast<ValueId>(graph.numValues()); ++v)
+      if (graph.value(v).isOutput) {
+        os << (first ? "" : ", ") << valueRef(v);
+        first = false;
+      }
+    os << "]\n";
+  }
+};
+
+} // namespace

@@ -1,0 +1,134 @@
+//===- Pipelines.cpp - the remat pipelines and dialect registration -------===//
+
+#include "remat/Dialect/RematDialect.h"
+#include "remat/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void remat::registerRematDialects(DialectRegistry &registry) {
+  registry.insert<RematDialect, func::FuncDialect, arith::ArithDialect,
+                  linalg::LinalgDialect, tensor::TensorDialect,
+                  memref::MemRefDialect, bufferization::BufferizationDialect,
+                  scf::SCFDialect, cf::ControlFlowDialect, math::MathDialect,
+                  affine::AffineDialect, index::IndexDialect,
+                  LLVM::LLVMDialect>();
+  // Bufferization of the step (one-shot-bufferize) and the allocation
+  // interface that upstream deallocation needs.
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+      registry);
+  memref::registerAllocationOpInterfaceExternalModels(registry);
+}
+
+void remat::buildRematPipeline(OpPassManager &pm,
+                               const RematPipelineOptions &options) {
+  // The wrapper `main` is generated before anything else so that it sees the
+  // entry's original signature.
+  if (!options.entry.empty()) {
+    RematGenerateMainPassOptions mainOptions;
+    mainOptions.entry = options.entry;
+    pm.addPass(createRematGenerateMainPass(mainOptions));
+  }
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  // Private destinations make the graph's values the program's buffers.
+  funcPm.addPass(createRematNormalizeDestinationsPass());
+  RematApplyPassOptions applyOptions;
+  applyOptions.solver = options.solver;
+  applyOptions.budget = options.budget;
+  funcPm.addPass(createRematApplyPass(applyOptions));
+}
+
+void remat::buildLowerBufferizedToCpuPipeline(
+    OpPassManager &pm, const RematPipelineOptions &options) {
+  // Whole-module bufferization with identity layouts at function boundaries
+  // and no alignment padding: every buffer is exactly its tensor's bytes, as
+  // the training graph predicts.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  bufferize.bufferAlignment = 0;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  if (options.dealloc == "upstream") {
+    // The reference: frees at the end of each block.
+    bufferization::buildBufferDeallocationPipeline(pm);
+  } else {
+    pm.addNestedPass<func::FuncOp>(createRematEarlyFreePass());
+  }
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  // The generic allocation functions are the project runtime's hooks that
+  // count live and peak bytes.
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  memrefOptions.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void remat::buildRematLowerToCpuPipeline(OpPassManager &pm,
+                                         const RematPipelineOptions &options) {
+  buildRematPipeline(pm, options);
+  buildLowerBufferizedToCpuPipeline(pm, options);
+}
+
+void remat::registerRematPipelines() {
+  PassPipelineRegistration<RematPipelineOptions>(
+      "remat-pipeline",
+      "Rematerialise every training step: normalize destinations, solve, "
+      "apply the plan (tensors in, tensors out)",
+      buildRematPipeline);
+  PassPipelineRegistration<RematPipelineOptions>(
+      "remat-report",
+      "Print the plans of `solver` (or all solvers) for every training step "
+      "as JSON; the IR is left as it is apart from normalized destinations",
+      [](OpPassManager &pm, const RematPipelineOptions &options) {
+        pm.addNestedPass<func::FuncOp>(createRematNormalizeDestinationsPass());
+        RematReportPassOptions reportOptions;
+        reportOptions.solver = options.solver;
+        reportOptions.budget = options.budget;
+        pm.addPass(createRematReportPass(reportOptions));
+      });
+  PassPipelineRegistration<RematPipelineOptions>(
+      "remat-lower-to-cpu",
+      "remat-pipeline, then one-shot bufferization, early frees and lowering "
+      "to the LLVM dialect with the runtime's counting allocation functions",
+      buildRematLowerToCpuPipeline);
+}

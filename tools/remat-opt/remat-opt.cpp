@@ -1,0 +1,41 @@
+//===- remat-opt.cpp - the remat optimizer driver -------------------------===//
+//
+// An mlir-opt for the remat passes and pipelines. It registers only the
+// dialects the pipelines need and the upstream passes the tests and users
+// combine with them (no InitAllDialects/InitAllPasses: those cost minutes of
+// build time on the project's 2-core machines).
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  remat::registerRematDialects(registry);
+  remat::registerRematPasses();
+  remat::registerRematPipelines();
+  // Upstream passes that are used next to ours (tests, comparisons).
+  mlir::registerTransformsPasses();
+  mlir::bufferization::registerBufferizationPasses();
+  mlir::bufferization::registerBufferizationPipelines();
+  mlir::memref::registerMemRefPasses();
+  mlir::registerConvertLinalgToLoopsPass();
+  mlir::registerFinalizeMemRefToLLVMConversionPass();
+  mlir::registerSCFToControlFlowPass();
+  mlir::registerConvertFuncToLLVMPass();
+  mlir::registerArithToLLVMConversionPass();
+  mlir::registerConvertControlFlowToLLVMPass();
+  mlir::registerReconcileUnrealizedCastsPass();
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "remat-opt: rematerialisation for MLIR training steps\n",
+      registry));
+}
