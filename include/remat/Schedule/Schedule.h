@@ -50,8 +50,10 @@ Schedule insertEarlyFrees(const TrainingGraph &graph,
                           const std::vector<NodeId> &computeOrder);
 
 /// The execution plan for a set of checkpointed nodes: forward nodes in order
-/// (skipping non-checkpointed forward nodes whose outputs no forward node and
-/// no step output needs), then backward nodes in order; before each backward
+/// (skipping a non-checkpointed forward node only when nothing in the forward
+/// pass reads it and a later node will demand it anyway), then backward nodes
+/// in order; nodes producing a step output are always kept, since an output is
+/// never freed and so cannot be recomputed; before each backward
 /// node, every input that is not resident is recomputed from the resident
 /// values with the least set of forward nodes (recursively through
 /// non-resident producers), and a recomputed value stays available to later
