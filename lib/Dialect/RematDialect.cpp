@@ -11,6 +11,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
@@ -73,6 +74,12 @@ LogicalResult RematDialect::verifyOperationAttribute(Operation *op,
   if (name == kTangentAttr)
     return op->emitOpError() << "'" << name
                              << "' is only valid on function arguments";
+  if (name == kStepAttr) {
+    if (!isa<UnitAttr>(value) || !isa<FunctionOpInterface>(op))
+      return op->emitOpError()
+             << "'" << name << "' must be a unit attribute on a function";
+    return success();
+  }
   if (isResultAnnotation(name))
     return success();
   return op->emitOpError() << "unknown remat attribute '" << name << "'";

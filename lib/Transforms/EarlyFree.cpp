@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "remat/Dialect/RematDialect.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -19,6 +20,7 @@
 
 namespace remat {
 #define GEN_PASS_DEF_REMATEARLYFREEPASS
+#define GEN_PASS_DEF_REMATCHECKLOWERABLEPASS
 #include "remat/Transforms/Passes.h.inc"
 } // namespace remat
 
@@ -79,6 +81,24 @@ struct EarlyFree : public remat::impl::RematEarlyFreePassBase<EarlyFree> {
       builder.setInsertionPointAfter(lastUse);
       memref::DeallocOp::create(builder, alloc.getLoc(), alloc.getResult());
     }
+  }
+};
+
+struct CheckLowerable
+    : public remat::impl::RematCheckLowerablePassBase<CheckLowerable> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    WalkResult result = getOperation().walk([](remat::KernelOp kernel) {
+      kernel.emitError("cannot lower opaque kernel '")
+          << kernel.getKernel()
+          << "': remat.kernel ops stand for framework operators without an "
+             "implementation; they can be analysed and solved "
+             "(--remat-report, remat-solve) but not compiled";
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
   }
 };
 

@@ -18,6 +18,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Format.h"
 
 namespace remat {
 #define GEN_PASS_DEF_REMATNORMALIZEDESTINATIONSPASS
@@ -58,6 +59,8 @@ uint64_t remat::bufferBytes(Type type) {
 bool remat::isTrainingStep(func::FuncOp func) {
   if (func.isExternal())
     return false;
+  if (func->hasAttr(RematDialect::kStepAttr))
+    return true;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
     if (func.getArgAttr(i, RematDialect::kTangentAttr))
       return true;
@@ -232,8 +235,10 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
       continue;
     }
     // A node headed by `op`.
-    NodeId node = graph.addNode("", op->getName().getStringRef().str(), 0,
-                                Phase::Forward, {});
+    std::string opName = op->getName().getStringRef().str();
+    if (auto kernel = dyn_cast<KernelOp>(op))
+      opName = kernel.getKernel().str();
+    NodeId node = graph.addNode("", opName, 0, Phase::Forward, {});
     graph.node(node).name = "n" + std::to_string(node);
     nodeOfHead[op] = node;
     extracted.headOps.push_back(op);
@@ -512,7 +517,8 @@ struct TestTrainingGraph
     for (NodeId id = 0; id < static_cast<NodeId>(graph.numNodes()); ++id) {
       const remat::Node &node = graph.node(id);
       os << "  node " << node.name << " " << remat::phaseName(node.phase) << " "
-         << node.opName << " cost=" << node.cost << " ops=[";
+         << node.opName << " cost=" << llvm::format("%g", node.cost)
+         << " ops=[";
       llvm::interleaveComma(extracted->nodeOps[id], os,
                             [&](Operation *op) { os << op->getName(); });
       os << "] in=[";

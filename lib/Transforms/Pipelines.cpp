@@ -70,6 +70,8 @@ void remat::buildRematPipeline(OpPassManager &pm,
 
 void remat::buildLowerBufferizedToCpuPipeline(
     OpPassManager &pm, const RematPipelineOptions &options) {
+  // Opaque kernels have no implementation: say so at their location.
+  pm.addPass(createRematCheckLowerablePass());
   // Whole-module bufferization with identity layouts at function boundaries
   // and no alignment padding: every buffer is exactly its tensor's bytes, as
   // the training graph predicts.
@@ -82,6 +84,9 @@ void remat::buildLowerBufferizedToCpuPipeline(
   if (options.dealloc == "upstream") {
     // The reference: frees at the end of each block.
     bufferization::buildBufferDeallocationPipeline(pm);
+    // Clones that ownership-based deallocation inserts (e.g. for a returned
+    // argument) become memref.alloc + memref.copy.
+    pm.addPass(createConvertBufferizationToMemRefPass());
   } else {
     pm.addNestedPass<func::FuncOp>(createRematEarlyFreePass());
   }

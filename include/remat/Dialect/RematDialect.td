@@ -21,7 +21,9 @@ def Remat_Dialect : Dialect {
     - `remat.phase` ("forward" | "backward", on an op): overrides the split;
     - `remat.cost` (non-negative float, on an op): overrides the cost model;
     - `remat.recompute` (non-negative integer, on an op): marks a recomputed
-      copy; the integer makes every copy distinct so CSE never merges copies.
+      copy; the integer makes every copy distinct so CSE never merges copies;
+    - `remat.step` (unit, on a function): a training step even when nothing
+      inside it is marked (then the ops its result #0 depends on are forward).
     And `remat.kernel`, an opaque, pure op for graphs exported from frameworks.
   }];
   let hasOperationAttrVerify = 1;
@@ -34,6 +36,7 @@ def Remat_Dialect : Dialect {
     static constexpr llvm::StringLiteral kPhaseAttr = "remat.phase";
     static constexpr llvm::StringLiteral kCostAttr = "remat.cost";
     static constexpr llvm::StringLiteral kRecomputeAttr = "remat.recompute";
+    static constexpr llvm::StringLiteral kStepAttr = "remat.step";
   }];
 }
 

@@ -37,9 +37,10 @@ struct ExtractedGraph {
   std::vector<mlir::Operation *> headOps;
 };
 
-/// True if `func` carries any remat marker (an op with `remat.loss`,
-/// `remat.seed` or `remat.phase`, an argument with `remat.tangent`, a result
-/// with `remat.loss`): the functions the remat passes rewrite.
+/// True if `func` is marked `remat.step` or carries any remat marker (an op
+/// with `remat.loss`, `remat.seed` or `remat.phase`, an argument with
+/// `remat.tangent`, a result with `remat.loss`): the functions the remat
+/// passes rewrite.
 bool isTrainingStep(mlir::func::FuncOp func);
 
 /// Extracts the training graph, or emits located diagnostics and fails:

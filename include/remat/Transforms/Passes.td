@@ -59,6 +59,9 @@ def RematApplyPass : Pass<"remat-apply", "mlir::func::FuncOp"> {
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
            "Memory budget: bytes (with optional KiB/MiB/GiB), N% of the "
            "checkpoint-all peak, or empty for none">,
+    Option<"printTiming", "print-timing", "bool", /*default=*/"false",
+           "Print the wall time of extraction, solving (with simulation) "
+           "and the rewrite to stderr, one line per function">,
   ];
 }
 
@@ -96,6 +99,15 @@ def RematEarlyFreePass : Pass<"remat-early-free", "mlir::func::FuncOp"> {
     docs/early-frees.md.
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
+def RematCheckLowerablePass : Pass<"remat-check-lowerable", "mlir::ModuleOp"> {
+  let summary = "Reject ops that the lowering pipelines cannot lower";
+  let description = [{
+    Runs first in the lowering pipelines: every `remat.kernel` (an opaque op
+    from an exported framework graph, which has no implementation) is an error
+    at its location, instead of an obscure bufferization failure later.
+  }];
 }
 
 def RematGenerateMainPass : Pass<"remat-generate-main", "mlir::ModuleOp"> {

@@ -1,0 +1,26 @@
+// RUN: remat-opt %S/../Transforms/apply.mlir --remat-lower-to-cpu="solver=chen-sqrtn" | FileCheck %s
+// RUN: remat-opt %S/../Transforms/apply.mlir --remat-lower-to-cpu="solver=chen-sqrtn dealloc=upstream" | FileCheck %s --check-prefix=UPSTREAM
+// RUN: remat-opt %s --split-input-file --verify-diagnostics --remat-lower-to-cpu="solver=checkpoint-all" -o /dev/null
+
+// The step is in the LLVM dialect; every buffer goes through the runtime's
+// counting allocation functions. Under chen-sqrtn the chain allocates 12
+// buffers (10 nodes + 2 recomputations) and frees all but the 2 outputs
+// (the frees are counted in the execution tests).
+// CHECK-DAG: llvm.func @_mlir_memref_to_llvm_alloc(i64) -> !llvm.ptr
+// CHECK-DAG: llvm.func @_mlir_memref_to_llvm_free(!llvm.ptr)
+// CHECK-LABEL: llvm.func @square_chain
+// CHECK-COUNT-12: llvm.call @_mlir_memref_to_llvm_alloc
+// CHECK-NOT: llvm.call @_mlir_memref_to_llvm_alloc
+// CHECK: llvm.return
+
+// UPSTREAM-LABEL: llvm.func @square_chain
+// UPSTREAM: llvm.call @_mlir_memref_to_llvm_free
+
+// -----
+
+func.func @opaque(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %seed = arith.constant {remat.seed} 1.0 : f32
+  // expected-error @+1 {{cannot lower opaque kernel 'aten.neg'}}
+  %y = remat.kernel "aten.neg"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}

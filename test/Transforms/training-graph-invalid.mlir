@@ -1,0 +1,61 @@
+// RUN: remat-opt %s --split-input-file --verify-diagnostics --test-remat-training-graph -o /dev/null
+
+// expected-error @+1 {{argument #0 has dynamic shape 'tensor<?x4xf32>'; the training graph needs statically shaped tensors}}
+func.func @dynamic_shape(%x: tensor<?x4xf32>) -> tensor<?x4xf32> attributes {} {
+  %c = arith.constant {remat.seed} 1.0 : f32
+  return %x : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @unranked(%x: tensor<4xf32>) -> tensor<*xf32> {
+  %c = arith.constant {remat.seed} 1.0 : f32
+  // expected-error @+1 {{result has unranked type 'tensor<*xf32>'}}
+  %u = tensor.cast %x : tensor<4xf32> to tensor<*xf32>
+  return %u : tensor<*xf32>
+}
+
+// -----
+
+// expected-error @+1 {{training step 'two_blocks' must have exactly one block, found 2}}
+func.func @two_blocks(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = arith.constant {remat.seed} 1.0 : f32
+  cf.br ^next
+^next:
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+func.func private @log_tensor(tensor<4xf32>) -> tensor<4xf32>
+
+func.func @side_effect_forward(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %seed = arith.constant {remat.seed} 1.0 : f32
+  // expected-error @+1 {{side-effecting op in the forward part of training step 'side_effect_forward' cannot be recomputed}}
+  %y = func.call @log_tensor(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{training step 'no_loss' has no loss and no gradient seed}}
+func.func @no_loss(%x: tensor<4xf32>) attributes {} {
+  %e = tensor.empty() {remat.phase = "forward"} : tensor<4xf32>
+  return
+}
+
+// -----
+
+#id = affine_map<(i) -> (i)>
+func.func @forward_reads_backward(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %seed = arith.constant {remat.seed} 2.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %g = linalg.fill ins(%seed : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4xf32>
+  // expected-error @+1 {{forward op reads a value computed by the backward part}}
+  %f = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%g : tensor<4xf32>) outs(%e2 : tensor<4xf32>) attrs = {remat.phase = "forward"} {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<4xf32>
+  return %f : tensor<4xf32>
+}

@@ -1,0 +1,348 @@
+//===- remat-run.cpp - Compile a training step, run it, report its peak ---===//
+//
+//   remat-run FILE.mlir [--solver=NAME] [--budget=B] [--entry=FUNC]
+//                       [--dealloc=early|upstream] [--print-ir]
+//
+// 1. Parses FILE and runs the remat pipeline (normalize, solve, apply); reads
+//    the simulator's prediction from the step: `remat.predicted_peak_bytes`
+//    and `remat.fixed_bytes`.
+// 2. Adds a `main` (remat-generate-main) unless the module has one, lowers
+//    the module to the LLVM dialect (bufferize, free, lower).
+// 3. Runs it with mlir-runner and the project's CPU runtime, which counts the
+//    bytes the program really allocates, and prints the program's output and
+//        remat-run: fixed_bytes=F total_peak_bytes=T
+//        remat-run: measured_peak_bytes=N predicted_peak_bytes=M
+//
+// Environment: REMAT_MLIR_RUNNER overrides the mlir-runner path,
+// REMAT_RUNTIME_LIBRARY the runtime library.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Transforms/Passes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#ifndef REMAT_RUNTIME_LIBRARY
+#define REMAT_RUNTIME_LIBRARY ""
+#endif
+#ifndef REMAT_MLIR_RUNNER
+#define REMAT_MLIR_RUNNER ""
+#endif
+#ifndef REMAT_C_RUNNER_UTILS
+#define REMAT_C_RUNNER_UTILS ""
+#endif
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::OptionCategory category("remat-run options");
+
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
+                               cl::Required, cl::cat(category));
+cl::opt<std::string> solver("solver", cl::desc("Solver name (or 'none')"),
+                            cl::init("chen-sqrtn"), cl::cat(category));
+cl::opt<std::string>
+    budget("budget",
+           cl::desc("Memory budget: bytes, KiB/MiB/GiB or N% of the "
+                    "checkpoint-all peak; empty for none"),
+           cl::init(""), cl::cat(category));
+cl::opt<std::string>
+    entry("entry",
+          cl::desc("Function to run (default: the module's training step)"),
+          cl::init(""), cl::cat(category));
+cl::opt<std::string>
+    dealloc("dealloc",
+            cl::desc("Frees: 'early' (remat-early-free) or 'upstream' "
+                     "(ownership-based-buffer-deallocation)"),
+            cl::init("early"), cl::cat(category));
+cl::opt<bool> printIR("print-ir",
+                      cl::desc("Print the rematerialised module (tensors, "
+                               "with the generated main) before running it"),
+                      cl::init(false), cl::cat(category));
+cl::opt<bool> keepTemps("keep-temps",
+                        cl::desc("Keep the lowered module and the program's "
+                                 "output in temporary files and name them"),
+                        cl::init(false), cl::cat(category), cl::Hidden);
+
+int fail(const llvm::Twine &message) {
+  llvm::outs().flush();
+  llvm::errs() << "remat-run: error: " << message << "\n";
+  return 1;
+}
+
+/// An integer attribute (or an integral float) of `op`, if present.
+std::optional<int64_t> getIntAttr(Operation *op, llvm::StringRef name) {
+  Attribute attr = op->getAttr(name);
+  if (auto i = dyn_cast_or_null<IntegerAttr>(attr))
+    return i.getValue().getSExtValue();
+  if (auto f = dyn_cast_or_null<FloatAttr>(attr))
+    return static_cast<int64_t>(f.getValueAsDouble());
+  return std::nullopt;
+}
+
+std::string orNone(std::optional<int64_t> v) {
+  return v ? std::to_string(*v) : std::string("none");
+}
+
+/// The first of: the environment variable, the path CMake baked in, the
+/// program found on PATH.
+std::string findTool(const char *envVar, llvm::StringRef builtIn,
+                     llvm::StringRef name) {
+  if (const char *env = std::getenv(envVar); env && *env)
+    return env;
+  if (!builtIn.empty() && llvm::sys::fs::exists(builtIn))
+    return builtIn.str();
+  if (!name.empty())
+    if (auto found = llvm::sys::findProgramByName(name))
+      return *found;
+  return builtIn.str();
+}
+
+/// The `remat-runtime:` line's fields (`key=value`).
+struct RuntimeReport {
+  std::optional<int64_t> stepPeak, totalPeak, liveAtExit, allocations;
+};
+
+bool parseRuntimeLine(llvm::StringRef line, RuntimeReport &report) {
+  llvm::SmallVector<llvm::StringRef> fields;
+  line.drop_front(llvm::StringRef("remat-runtime:").size())
+      .split(fields, ' ', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef field : fields) {
+    auto [key, value] = field.split('=');
+    int64_t v;
+    if (value.trim().getAsInteger(10, v))
+      return false;
+    if (key == "step_peak_bytes")
+      report.stepPeak = v;
+    else if (key == "total_peak_bytes")
+      report.totalPeak = v;
+    else if (key == "live_bytes_at_exit")
+      report.liveAtExit = v;
+    else if (key == "allocations")
+      report.allocations = v;
+  }
+  return report.stepPeak && report.totalPeak;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  registerPassManagerCLOptions();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "remat-run: rematerialise a training step, run it on the CPU and "
+      "compare the measured peak with the predicted one\n");
+
+  if (dealloc != "early" && dealloc != "upstream")
+    return fail("--dealloc must be 'early' or 'upstream', not '" + dealloc +
+                "'");
+
+  DialectRegistry registry;
+  remat::registerRematDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  // Parse, with diagnostics printed against the source.
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> buffer =
+      openInputFile(inputFile, &errorMessage);
+  if (!buffer)
+    return fail(errorMessage);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+  if (!module)
+    return fail("cannot parse '" + inputFile + "'");
+
+  remat::RematPipelineOptions options;
+  options.solver = solver;
+  options.budget = budget;
+  options.dealloc = dealloc;
+  options.entry = entry;
+
+  // 1. The rematerialised step, still on tensors.
+  {
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return fail("bad pass manager options");
+    remat::buildRematPipeline(pm, options);
+    if (failed(pm.run(*module)))
+      return fail("the remat pipeline failed");
+  }
+
+  // The step whose prediction we compare with: --entry, else the one function
+  // that remat-apply annotated.
+  func::FuncOp step;
+  if (!entry.empty()) {
+    step = module->lookupSymbol<func::FuncOp>(entry);
+    if (!step)
+      return fail("no function '" + entry + "' in '" + inputFile + "'");
+  } else {
+    for (auto func : module->getOps<func::FuncOp>()) {
+      if (!func->hasAttr("remat.predicted_peak_bytes"))
+        continue;
+      if (step)
+        return fail("several training steps ('" + step.getSymName() +
+                    "', '" + func.getSymName() + "'): choose one with --entry");
+      step = func;
+    }
+  }
+  std::optional<int64_t> predicted, fixed;
+  if (step) {
+    predicted = getIntAttr(step, "remat.predicted_peak_bytes");
+    fixed = getIntAttr(step, "remat.fixed_bytes");
+  }
+
+  // 2. A main that calls the step, unless the pipeline or the user made one.
+  if (!module->lookupSymbol("main")) {
+    if (!step)
+      return fail("no training step found (no function carries "
+                  "remat.predicted_peak_bytes) and no main: use --entry");
+    PassManager pm(&context);
+    remat::RematGenerateMainPassOptions mainOptions;
+    mainOptions.entry = step.getSymName().str();
+    pm.addPass(remat::createRematGenerateMainPass(mainOptions));
+    if (failed(pm.run(*module)))
+      return fail("cannot generate a main for '" + step.getSymName() + "'");
+  }
+  if (printIR) {
+    module->print(llvm::outs());
+    llvm::outs() << "\n";
+    llvm::outs().flush();
+  }
+
+  // 3. Lower to the LLVM dialect.
+  {
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return fail("bad pass manager options");
+    remat::buildLowerBufferizedToCpuPipeline(pm, options);
+    if (failed(pm.run(*module)))
+      return fail("lowering to the LLVM dialect failed");
+  }
+
+  // 4. Write it out and run it.
+  llvm::SmallString<128> irPath, outPath;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("remat-run", "mlir", irPath))
+    return fail("cannot create a temporary file: " + ec.message());
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("remat-run", "out", outPath))
+    return fail("cannot create a temporary file: " + ec.message());
+  std::optional<llvm::FileRemover> removeIR, removeOut;
+  if (!keepTemps) {
+    removeIR.emplace(irPath);
+    removeOut.emplace(outPath);
+  }
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(irPath, ec);
+    if (ec)
+      return fail("cannot write '" + irPath + "': " + ec.message());
+    module->print(os);
+    os << "\n";
+    os.close();
+    if (os.has_error())
+      return fail("cannot write '" + irPath + "'");
+  }
+
+  std::string runner =
+      findTool("REMAT_MLIR_RUNNER", REMAT_MLIR_RUNNER, "mlir-runner");
+  std::string runtime =
+      findTool("REMAT_RUNTIME_LIBRARY", REMAT_RUNTIME_LIBRARY, "");
+  if (runner.empty() || !llvm::sys::fs::can_execute(runner))
+    return fail("cannot find mlir-runner (set REMAT_MLIR_RUNNER)");
+  if (runtime.empty() || !llvm::sys::fs::exists(runtime))
+    return fail("cannot find the CPU runtime library '" + runtime +
+                "' (set REMAT_RUNTIME_LIBRARY)");
+  // memrefCopy and friends, for copies that the lowering cannot inline.
+  std::string sharedLibs = "-shared-libs=" + runtime;
+  llvm::StringRef cRunnerUtils = REMAT_C_RUNNER_UTILS;
+  if (!cRunnerUtils.empty() && llvm::sys::fs::exists(cRunnerUtils))
+    sharedLibs += "," + cRunnerUtils.str();
+
+  llvm::SmallVector<llvm::StringRef> args = {
+      runner, irPath, "-e", "main", "-entry-point-result=void", sharedLibs};
+  // stdin from /dev/null, stdout to a file, stderr inherited (the runtime's
+  // errors and crashes reach the user directly).
+  std::optional<llvm::StringRef> redirects[] = {
+      llvm::StringRef(""), llvm::StringRef(outPath), std::nullopt};
+  if (keepTemps)
+    llvm::errs() << "remat-run: lowered module " << irPath
+                 << ", program output " << outPath << "\n";
+  llvm::outs().flush();
+  std::string execError;
+  bool execFailed = false;
+  int rc = llvm::sys::ExecuteAndWait(runner, args, std::nullopt, redirects,
+                                     /*SecondsToWait=*/0, /*MemoryLimit=*/0,
+                                     &execError, &execFailed);
+
+  // Forward the program's output, keeping the runtime's report for us.
+  auto output = llvm::MemoryBuffer::getFile(outPath, /*IsText=*/true);
+  RuntimeReport report;
+  bool sawReport = false, badReport = false;
+  if (output) {
+    llvm::SmallVector<llvm::StringRef> lines;
+    (*output)->getBuffer().split(lines, '\n');
+    if (!lines.empty() && lines.back().empty())
+      lines.pop_back();
+    for (llvm::StringRef line : lines) {
+      if (line.starts_with("remat-runtime:")) {
+        sawReport = true;
+        badReport |= !parseRuntimeLine(line, report);
+        continue;
+      }
+      llvm::outs() << line << "\n";
+    }
+    llvm::outs().flush();
+  }
+
+  if (execFailed)
+    return fail("cannot run '" + runner + "': " + execError);
+  if (rc != 0)
+    return fail("'" + runner + "' failed (" +
+                (rc < 0 ? "crashed" : "exit code " + std::to_string(rc)) +
+                (execError.empty() ? "" : ": " + execError) + ")");
+  if (!output)
+    return fail("cannot read the program's output: " +
+                output.getError().message());
+  if (!sawReport)
+    return fail("the program printed no 'remat-runtime:' line (was the "
+                "runtime library loaded?)");
+  if (badReport)
+    return fail("malformed 'remat-runtime:' line");
+
+  llvm::outs() << "remat-run: fixed_bytes=" << orNone(fixed)
+               << " total_peak_bytes=" << *report.totalPeak << "\n";
+  llvm::outs() << "remat-run: measured_peak_bytes=" << *report.stepPeak
+               << " predicted_peak_bytes=" << orNone(predicted) << "\n";
+  llvm::outs().flush();
+  return 0;
+}
