@@ -27,7 +27,7 @@ llvm::StringRef remat::phaseName(Phase phase) {
 //===----------------------------------------------------------------------===//
 
 ValueId TrainingGraph::addFixedValue(std::string name, uint64_t bytes) {
-  Value value;
+  GraphValue value;
   value.name = std::move(name);
   value.bytes = bytes;
   value.producer = -1;
@@ -59,7 +59,7 @@ NodeId TrainingGraph::addNode(std::string name, std::string opName, double cost,
 
 ValueId TrainingGraph::addOutput(NodeId node, std::string name,
                                  uint64_t bytes) {
-  Value value;
+  GraphValue value;
   value.name = std::move(name);
   value.bytes = bytes;
   value.producer = node;
@@ -76,7 +76,7 @@ ValueId TrainingGraph::addOutput(NodeId node, std::string name,
 
 uint64_t TrainingGraph::fixedBytes() const {
   uint64_t total = 0;
-  for (const Value &value : values)
+  for (const GraphValue &value : values)
     if (value.isFixed())
       total += value.bytes;
   return total;
@@ -85,7 +85,7 @@ uint64_t TrainingGraph::fixedBytes() const {
 std::vector<ValueId> TrainingGraph::savedActivations() const {
   std::vector<ValueId> saved;
   for (ValueId id = 0, e = static_cast<ValueId>(values.size()); id < e; ++id) {
-    const Value &value = values[id];
+    const GraphValue &value = values[id];
     if (value.isFixed() || nodes[value.producer].phase != Phase::Forward)
       continue;
     if (llvm::any_of(value.users, [&](NodeId user) {
@@ -140,7 +140,7 @@ llvm::Error TrainingGraph::verify() const {
   // Values first: producers in range and listed by their producer, so that
   // the node checks below can rely on `producer`.
   for (ValueId v = 0; v < numValuesI; ++v) {
-    const Value &value = values[v];
+    const GraphValue &value = values[v];
     if (value.producer < -1 || value.producer >= numNodesI)
       return makeError(valueRef(v) + " has producer " +
                        llvm::Twine(value.producer) + " out of range");
@@ -192,7 +192,7 @@ llvm::Error TrainingGraph::verify() const {
       if (lastReader[in] == n)
         return makeError(nodeRef(n) + " reads " + valueRef(in) + " twice");
       lastReader[in] = n;
-      const Value &value = values[in];
+      const GraphValue &value = values[in];
       // Node ids are the program order: an input produced by the node itself
       // or a later one breaks the topological order every solver relies on.
       if (!value.isFixed() && value.producer >= n)
@@ -245,7 +245,7 @@ llvm::json::Value TrainingGraph::toJSON() const {
     });
   }
   llvm::json::Array jsonValues;
-  for (const Value &value : values)
+  for (const GraphValue &value : values)
     jsonValues.push_back(llvm::json::Object{
         {"name", value.name},
         {"bytes", value.bytes},
@@ -357,7 +357,7 @@ TrainingGraph::fromJSON(const llvm::json::Value &json) {
     if (!object)
       return makeError(where + ": expected an object");
     FieldReader reader{*object, where};
-    Value &value = graph.values[v];
+    GraphValue &value = graph.values[v];
     if (llvm::Error err = reader.readString("name", value.name, false))
       return std::move(err);
     if (llvm::Error err = reader.readUInt64("bytes", value.bytes, true))

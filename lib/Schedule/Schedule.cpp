@@ -106,7 +106,7 @@ Schedule remat::insertEarlyFrees(const TrainingGraph &graph,
   };
   // Fixed values are never freed and step outputs must survive to the end.
   auto freeable = [&](ValueId v) {
-    const Value &value = graph.value(v);
+    const GraphValue &value = graph.value(v);
     return !value.isFixed() && !value.isOutput;
   };
 
@@ -200,7 +200,7 @@ Schedule remat::scheduleFromCheckpoints(const TrainingGraph &graph,
   // forward use and has to be recomputed on demand.
   std::vector<char> available(graph.numValues(), 0);
   for (ValueId v = 0, e = static_cast<ValueId>(graph.numValues()); v < e; ++v) {
-    const Value &value = graph.value(v);
+    const GraphValue &value = graph.value(v);
     available[v] = value.isFixed() || isCheckpoint[value.producer];
   }
 

@@ -78,7 +78,7 @@ SimulationReport remat::simulate(const TrainingGraph &graph,
 
     if (step.id < 0 || static_cast<size_t>(step.id) >= numValues)
       return fail(where + "free of unknown value " + std::to_string(step.id));
-    const Value &value = graph.value(step.id);
+    const GraphValue &value = graph.value(step.id);
     if (value.isFixed())
       return fail(where + "free of fixed value " + quote(value.name));
     if (value.isOutput)

@@ -28,29 +28,7 @@ namespace remat {
 } // namespace remat
 
 using namespace mlir;
-// Not `using namespace remat`: remat::Value (a graph buffer) would clash with
-// mlir::Value.
-using remat::ExtractedGraph;
-using remat::KernelOp;
-using remat::NodeId;
-using remat::Phase;
-using remat::RematDialect;
-using remat::Schedule;
-using remat::SolverInfo;
-using remat::SolverOptions;
-using remat::SolverResult;
-using remat::Step;
-using remat::TrainingGraph;
-using remat::ValueId;
-using remat::allSolvers;
-using remat::extractTrainingGraph;
-using remat::findSolver;
-using remat::insertEarlyFrees;
-using remat::isTrainingStep;
-using remat::runSolver;
-using remat::simulate;
-using remat::solveCheckpointAll;
-using remat::solverNames;
+using namespace remat;
 
 namespace {
 

@@ -2,21 +2,22 @@
 //
 // Upstream `ownership-based-buffer-deallocation` frees a buffer at the end of
 // its block, so a training step keeps every activation to the end and
-// rematerialisation saves nothing. `optimize-allocation-liveness` moves a
-// dealloc up to the last use, but only follows direct users of the
-// allocation, not views. This pass places each `memref.dealloc` right after
-// the last op that reads or writes the buffer through any alias, which is the
-// Free placement the simulator predicts (Schedule.h, insertEarlyFrees). See
-// docs/early-frees.md for the comparison.
+// rematerialisation saves nothing. Upstream `optimize-allocation-liveness`
+// then moves such a dealloc up to the last use (through every alias
+// BufferViewFlowAnalysis finds), which gives the same placement on our steps
+// but costs seconds on large ones (docs/early-frees.md). This pass inserts
+// each `memref.dealloc` right after the last op of the allocation's block that
+// uses the buffer through any alias: the Free placement the simulator
+// predicts (Schedule.h, insertEarlyFrees), in one linear pass.
 //
 //===----------------------------------------------------------------------===//
 
 #include "remat/Dialect/RematDialect.h"
 #include "remat/Transforms/Passes.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/BufferViewFlowAnalysis.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
-#include "llvm/ADT/SetVector.h"
 
 namespace remat {
 #define GEN_PASS_DEF_REMATEARLYFREEPASS
@@ -28,59 +29,57 @@ using namespace mlir;
 
 namespace {
 
-/// Results of `op` that alias operand `source` (views of the buffer).
-bool isAliasingView(Operation *op, Value source) {
-  if (auto view = dyn_cast<ViewLikeOpInterface>(op))
-    return view.getViewSource() == source;
-  return isa<memref::CastOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
-             memref::ReinterpretCastOp, memref::AssumeAlignmentOp>(op);
-}
-
 struct EarlyFree : public remat::impl::RematEarlyFreePassBase<EarlyFree> {
   using Base::Base;
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (func.isExternal() || !llvm::hasSingleElement(func.getBody()))
-      return; // multi-block functions: left to upstream deallocation
-    Block &block = func.front();
+    if (func.isExternal())
+      return;
     SmallVector<memref::AllocOp> allocs;
-    for (Operation &op : block)
-      if (auto alloc = dyn_cast<memref::AllocOp>(&op))
-        allocs.push_back(alloc);
+    func.walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
+    if (allocs.empty())
+      return;
+    // Every value that may alias a buffer: views, casts, values selected or
+    // yielded from regions, call results (conservatively).
+    BufferViewFlowAnalysis aliasAnalysis(func);
+    for (memref::AllocOp alloc : allocs)
+      freeAfterLastUse(alloc, aliasAnalysis);
+  }
 
-    for (memref::AllocOp alloc : allocs) {
-      // Every alias of the buffer: the allocation and its views, transitively.
-      llvm::SetVector<Value> aliases;
-      aliases.insert(alloc.getResult());
-      Operation *lastUse = alloc;
-      bool escapes = false, alreadyFreed = false;
-      for (size_t i = 0; i < aliases.size(); ++i) {
-        Value alias = aliases[i];
-        for (OpOperand &use : alias.getUses()) {
-          Operation *user = block.findAncestorOpInBlock(*use.getOwner());
-          if (!user) {
-            escapes = true;
-            continue;
-          }
-          if (isa<memref::DeallocOp>(use.getOwner()))
-            alreadyFreed = true;
-          if (isa<func::ReturnOp>(use.getOwner()))
-            escapes = true; // returned: the caller owns it
-          if (use.getOwner() == user && isAliasingView(user, alias))
-            for (Value result : user->getResults())
-              if (isa<BaseMemRefType>(result.getType()))
-                aliases.insert(result);
-          if (lastUse->isBeforeInBlock(user))
-            lastUse = user;
-        }
+  /// Inserts the dealloc of `alloc` after the last op of its block that uses
+  /// an alias, unless an alias escapes the block (returned, yielded, passed
+  /// to a successor block) or the buffer is already freed.
+  void freeAfterLastUse(memref::AllocOp alloc,
+                        const BufferViewFlowAnalysis &aliasAnalysis) {
+    Block *block = alloc->getBlock();
+    Operation *lastUse = alloc;
+    for (Value alias : aliasAnalysis.resolve(alloc.getResult())) {
+      // An alias defined outside the block (a region result, a block
+      // argument) means the buffer outlives the block: not ours to free.
+      Operation *definedIn =
+          alias.getDefiningOp()
+              ? block->findAncestorOpInBlock(*alias.getDefiningOp())
+              : nullptr;
+      if (alias != alloc.getResult() && !definedIn)
+        return;
+      for (OpOperand &use : alias.getUses()) {
+        Operation *owner = use.getOwner();
+        if (isa<memref::DeallocOp, bufferization::DeallocOp>(owner))
+          return; // already freed
+        if (owner->hasTrait<OpTrait::IsTerminator>() &&
+            owner->getBlock() == block)
+          return; // returned or passed on: the receiver owns it
+        Operation *user = block->findAncestorOpInBlock(*owner);
+        if (!user)
+          return;
+        if (lastUse->isBeforeInBlock(user))
+          lastUse = user;
       }
-      if (escapes || alreadyFreed)
-        continue;
-      OpBuilder builder(func.getContext());
-      builder.setInsertionPointAfter(lastUse);
-      memref::DeallocOp::create(builder, alloc.getLoc(), alloc.getResult());
     }
+    OpBuilder builder(alloc->getContext());
+    builder.setInsertionPointAfter(lastUse);
+    memref::DeallocOp::create(builder, alloc.getLoc(), alloc.getResult());
   }
 };
 

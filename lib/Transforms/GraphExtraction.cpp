@@ -27,17 +27,7 @@ namespace remat {
 } // namespace remat
 
 using namespace mlir;
-// Not `using namespace remat`: remat::Value (a graph buffer) would clash with
-// mlir::Value.
-using remat::ExtractedGraph;
-using remat::KernelOp;
-using remat::NodeId;
-using remat::Phase;
-using remat::RematDialect;
-using remat::TrainingGraph;
-using remat::ValueId;
-using remat::bufferBytes;
-using remat::isTrainingStep;
+using namespace remat;
 
 //===----------------------------------------------------------------------===//
 // Helpers
@@ -158,7 +148,6 @@ static LogicalResult checkType(Type type, Location loc, StringRef what) {
 //===----------------------------------------------------------------------===//
 
 FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
-  using mlir::Value; // not the graph's remat::Value
   if (func.isExternal())
     return func.emitError("training step '")
            << func.getSymName() << "' has no body";
@@ -508,7 +497,7 @@ struct TestTrainingGraph
     const TrainingGraph &graph = extracted->graph;
     llvm::raw_ostream &os = llvm::outs();
     auto valueRef = [&](ValueId id) {
-      const remat::Value &v = graph.value(id);
+      const remat::GraphValue &v = graph.value(id);
       return v.name + ":" + std::to_string(v.bytes);
     };
     os << "training-graph @" << func.getSymName() << " nodes=" << graph.numNodes()

@@ -81,14 +81,18 @@ void remat::buildLowerBufferizedToCpuPipeline(
       bufferization::LayoutMapOption::IdentityLayoutMap;
   bufferize.bufferAlignment = 0;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  if (options.dealloc == "upstream") {
-    // The reference: frees at the end of each block.
+  if (options.dealloc == DeallocMode::Early) {
+    pm.addNestedPass<func::FuncOp>(createRematEarlyFreePass());
+  } else {
+    // The references: frees at the end of each block, optionally moved up to
+    // the last use by upstream's liveness optimisation.
     bufferization::buildBufferDeallocationPipeline(pm);
+    if (options.dealloc == DeallocMode::UpstreamLiveness)
+      pm.addNestedPass<func::FuncOp>(
+          bufferization::createOptimizeAllocationLivenessPass());
     // Clones that ownership-based deallocation inserts (e.g. for a returned
     // argument) become memref.alloc + memref.copy.
     pm.addPass(createConvertBufferizationToMemRefPass());
-  } else {
-    pm.addNestedPass<func::FuncOp>(createRematEarlyFreePass());
   }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());

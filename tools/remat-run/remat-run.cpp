@@ -1,7 +1,7 @@
 //===- remat-run.cpp - Compile a training step, run it, report its peak ---===//
 //
 //   remat-run FILE.mlir [--solver=NAME] [--budget=B] [--entry=FUNC]
-//                       [--dealloc=early|upstream] [--print-ir]
+//                       [--dealloc=early|upstream|upstream-liveness] [--print-ir]
 //
 // 1. Parses FILE and runs the remat pipeline (normalize, solve, apply); reads
 //    the simulator's prediction from the step: `remat.predicted_peak_bytes`
@@ -73,11 +73,17 @@ cl::opt<std::string>
     entry("entry",
           cl::desc("Function to run (default: the module's training step)"),
           cl::init(""), cl::cat(category));
-cl::opt<std::string>
-    dealloc("dealloc",
-            cl::desc("Frees: 'early' (remat-early-free) or 'upstream' "
-                     "(ownership-based-buffer-deallocation)"),
-            cl::init("early"), cl::cat(category));
+cl::opt<remat::DeallocMode> dealloc(
+    "dealloc", cl::desc("Where buffers are freed"),
+    cl::init(remat::DeallocMode::Early),
+    cl::values(
+        clEnumValN(remat::DeallocMode::Early, "early",
+                   "remat-early-free: right after the last use (default)"),
+        clEnumValN(remat::DeallocMode::Upstream, "upstream",
+                   "upstream buffer-deallocation-pipeline: end of block"),
+        clEnumValN(remat::DeallocMode::UpstreamLiveness, "upstream-liveness",
+                   "upstream pipeline + optimize-allocation-liveness")),
+    cl::cat(category));
 cl::opt<bool> printIR("print-ir",
                       cl::desc("Print the rematerialised module (tensors, "
                                "with the generated main) before running it"),
@@ -157,10 +163,6 @@ int main(int argc, char **argv) {
       argc, argv,
       "remat-run: rematerialise a training step, run it on the CPU and "
       "compare the measured peak with the predicted one\n");
-
-  if (dealloc != "early" && dealloc != "upstream")
-    return fail("--dealloc must be 'early' or 'upstream', not '" + dealloc +
-                "'");
 
   DialectRegistry registry;
   remat::registerRematDialects(registry);

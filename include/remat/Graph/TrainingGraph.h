@@ -31,7 +31,7 @@ llvm::StringRef phaseName(Phase phase);
 /// arguments (parameters, inputs), resident for the whole step and counted
 /// apart from the peak. Values marked `isOutput` are returned by the step and
 /// are never freed.
-struct Value {
+struct GraphValue {
   std::string name;
   uint64_t bytes = 0;
   NodeId producer = -1;
@@ -76,10 +76,10 @@ public:
   size_t numValues() const { return values.size(); }
   const Node &node(NodeId id) const { return nodes[id]; }
   Node &node(NodeId id) { return nodes[id]; }
-  const Value &value(ValueId id) const { return values[id]; }
-  Value &value(ValueId id) { return values[id]; }
+  const GraphValue &value(ValueId id) const { return values[id]; }
+  GraphValue &value(ValueId id) { return values[id]; }
   const std::vector<Node> &getNodes() const { return nodes; }
-  const std::vector<Value> &getValues() const { return values; }
+  const std::vector<GraphValue> &getValues() const { return values; }
 
   /// Sum of the bytes of the fixed values.
   uint64_t fixedBytes() const;
@@ -103,7 +103,7 @@ public:
 
 private:
   std::vector<Node> nodes;
-  std::vector<Value> values;
+  std::vector<GraphValue> values;
 };
 
 } // namespace remat

@@ -24,6 +24,9 @@ namespace remat {
 #define GEN_PASS_REGISTRATION
 #include "remat/Transforms/Passes.h.inc"
 
+/// Where the lowering pipelines free buffers (docs/early-frees.md).
+enum class DeallocMode { Early, Upstream, UpstreamLiveness };
+
 /// Options shared by the remat pipelines.
 struct RematPipelineOptions
     : public mlir::PassPipelineOptions<RematPipelineOptions> {
@@ -35,12 +38,18 @@ struct RematPipelineOptions
       llvm::cl::desc("Memory budget: bytes, KiB/MiB/GiB, or N% of the "
                      "checkpoint-all peak"),
       llvm::cl::init("")};
-  Option<std::string> dealloc{
-      *this, "dealloc",
-      llvm::cl::desc("Buffer frees: 'early' (remat-early-free, default) or "
-                     "'upstream' (ownership-based-buffer-deallocation, frees "
-                     "at the end of the block)"),
-      llvm::cl::init("early")};
+  Option<DeallocMode> dealloc{
+      *this, "dealloc", llvm::cl::desc("Where buffers are freed"),
+      llvm::cl::init(DeallocMode::Early),
+      llvm::cl::values(
+          clEnumValN(DeallocMode::Early, "early",
+                     "remat-early-free: right after the last use (default)"),
+          clEnumValN(DeallocMode::Upstream, "upstream",
+                     "upstream buffer-deallocation-pipeline: at the end of "
+                     "the block"),
+          clEnumValN(DeallocMode::UpstreamLiveness, "upstream-liveness",
+                     "upstream buffer-deallocation-pipeline, then "
+                     "optimize-allocation-liveness"))};
   Option<std::string> entry{
       *this, "entry",
       llvm::cl::desc("Generate a main that calls this function on "

@@ -87,15 +87,16 @@ def RematReportPass : Pass<"remat-print-report", "mlir::ModuleOp"> {
 def RematEarlyFreePass : Pass<"remat-early-free", "mlir::func::FuncOp"> {
   let summary = "Free every buffer right after its last use";
   let description = [{
-    Runs after one-shot bufferization. For every `memref.alloc` in a function
-    with a single block, inserts `memref.dealloc` right after the last op of
-    the block that uses the buffer or any view aliasing it (subview,
-    expand/collapse_shape, cast, reinterpret_cast, ...). A buffer that is
-    returned, directly or through a view, is never freed. An allocation whose
-    aliases escape in a way the pass cannot follow (stored, passed to a call)
-    is freed at the end of the block instead. Upstream
-    `ownership-based-buffer-deallocation` frees at the end of the block and
-    `optimize-allocation-liveness` does not follow views: see
+    Runs after one-shot bufferization. For every `memref.alloc`, inserts
+    `memref.dealloc` right after the last op of the allocation's block that
+    uses the buffer through any alias (views, casts, `arith.select`, region
+    results, call results: BufferViewFlowAnalysis). A buffer with an alias
+    that leaves its block (returned, yielded, passed to a successor) or that
+    is already freed is left alone; returned buffers belong to the caller.
+    This is the placement the simulator predicts (insertEarlyFrees). Upstream
+    `ownership-based-buffer-deallocation` frees at the end of the block;
+    with `optimize-allocation-liveness` after it, upstream reaches the same
+    placement on the project's steps, at a far higher compile time: see
     docs/early-frees.md.
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect"];
