@@ -7,6 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Solvers/Solver.h"
+#include "remat/Solvers/Chain.h"
+#include "remat/Solvers/HierarchySolvers.h"
+#include "remat/Solvers/Rotor.h"
 
 #include "llvm/ADT/Twine.h"
 
@@ -27,6 +30,58 @@ const std::vector<SolverInfo> &remat::allSolvers() {
        "forward nodes (Checkmate's linearized sqrt(n))",
        [](const TrainingGraph &graph, const SolverOptions &)
            -> llvm::Expected<Schedule> { return solveChenSqrtN(graph); }},
+      // Chain solvers on the linearized forward graph (Chain.h).
+      {"chen-greedy",
+       "Chen et al.'s greedy on the topological order of the forward nodes "
+       "(linearized greedy), searching its segment budget b",
+       solveChenGreedy},
+      // Checkmate's generalisation with articulation points as candidates
+      // (HierarchySolvers.h).
+      {"ap-sqrtn",
+       "Chen et al.'s sqrt(n) with the articulation points of the forward "
+       "graph as candidates (Checkmate's AP sqrt(n))",
+       solveAPSqrtN},
+      {"ap-greedy",
+       "Chen et al.'s greedy with the articulation points as candidates "
+       "(Checkmate's AP greedy), searching its segment budget b",
+       solveAPGreedy},
+      {"sequential",
+       "PyTorch's checkpoint_sequential on the linearized forward graph, "
+       "searching its number of segments (2 .. 2 sqrt(n))",
+       solveSequential},
+      {"hong-cubic",
+       "Hong et al.'s checkpoint selection, O(n^3) (Alg. 3): least "
+       "checkpoints + largest-segment memory on the linearized chain",
+       solveHongCubic},
+      {"hong-quadratic",
+       "Hong et al.'s dynamic checkpoint selection, O(n^2) (Alg. 5): least "
+       "peak in their PyTorch memory model on the linearized chain",
+       solveHongQuadratic},
+      {"hong-linear",
+       "Hong et al.'s dynamic checkpoint selection, O(n) (Alg. 6): least "
+       "peak in their PyTorch memory model on the linearized chain",
+       solveHongLinear},
+      {"feng-linear",
+       "Feng & Huang's linear solver (Alg. 1, accessibility graph + shortest "
+       "paths): least checkpoints + largest re-forward on the linearized chain",
+       solveFengLinear},
+      {"feng",
+       "Feng & Huang's arbitrary-graph solver (Alg. 6): the linear solver on "
+       "the hierarchy of close sets, expanding what exceeds the max term",
+       solveFengArbitrary},
+      // Budgeted solvers: least recomputation under the budget (Rotor.h).
+      {"rotor",
+       "rotor's optimal persistent sequence (F_all / F_ck / F_none, Theorem 1 "
+       "with 500 memory slots) on the chain of stages, under the budget",
+       [](const TrainingGraph &graph, const SolverOptions &options) {
+         return solveRotor(graph, options);
+       }},
+      {"revolve",
+       "revolve for heterogeneous chains as rotor's evaluation converts it: "
+       "only stage outputs stored, each stage re-run before its backward",
+       [](const TrainingGraph &graph, const SolverOptions &options) {
+         return solveRevolve(graph, options);
+       }},
   };
   return solvers;
 }

@@ -9,6 +9,7 @@
 
 #include "remat/Dialect/RematDialect.h"
 #include "remat/Solvers/Solver.h"
+#include "remat/Structure/Structure.h"
 #include "remat/Transforms/GraphExtraction.h"
 #include "remat/Transforms/Passes.h"
 
@@ -323,6 +324,9 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
           {"plans", std::move(plans)}};
       if (*budgetBytes)
         entry["budget_bytes"] = static_cast<int64_t>(**budgetBytes);
+      // Structure of the forward graph (docs/structure.md): node counts of
+      // the hierarchy, its depth, articulation points, splitting vertices.
+      entry["hierarchy"] = StructureAnalysis(graph).summaryJSON();
       functions.push_back(std::move(entry));
     });
     if (failedAny)

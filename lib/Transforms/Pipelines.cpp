@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - the remat pipelines and dialect registration -------===//
 
 #include "remat/Dialect/RematDialect.h"
+#include "remat/Transforms/GpuPipeline.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -48,6 +49,8 @@ void remat::registerRematDialects(DialectRegistry &registry) {
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
   memref::registerAllocationOpInterfaceExternalModels(registry);
+  // GPU/NVVM dialects and translations of remat-lower-to-gpu (GpuPipeline.cpp).
+  registerRematGpuDialects(registry);
 }
 
 void remat::buildRematPipeline(OpPassManager &pm,
@@ -140,4 +143,5 @@ void remat::registerRematPipelines() {
       "remat-pipeline, then one-shot bufferization, early frees and lowering "
       "to the LLVM dialect with the runtime's counting allocation functions",
       buildRematLowerToCpuPipeline);
+  registerRematGpuPipelines();
 }

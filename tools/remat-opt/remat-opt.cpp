@@ -12,6 +12,7 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -35,6 +36,15 @@ int main(int argc, char **argv) {
   mlir::registerArithToLLVMConversionPass();
   mlir::registerConvertControlFlowToLLVMPass();
   mlir::registerReconcileUnrealizedCastsPass();
+  // The upstream steps of remat-lower-to-gpu, for tests and custom pipelines
+  // (the GPU/NVVM dialects and translations come with registerRematDialects).
+  mlir::registerGPUPasses();
+  mlir::registerConvertLinalgToParallelLoopsPass();
+  mlir::registerConvertParallelLoopToGpuPass();
+  mlir::registerConvertGpuOpsToNVVMOps();
+  mlir::registerGpuToLLVMConversionPass();
+  mlir::registerLowerAffinePass();
+  mlir::registerConvertIndexToLLVMPass();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "remat-opt: rematerialisation for MLIR training steps\n",
       registry));

@@ -16,7 +16,12 @@
 // Environment: REMAT_MLIR_RUNNER overrides the mlir-runner path,
 // REMAT_RUNTIME_LIBRARY the runtime library.
 //
+// --target=gpu compiles the step to a standalone executable for an NVIDIA GPU
+// instead and reports device bytes (GpuTarget.cpp, docs/gpu.md).
+//
 //===----------------------------------------------------------------------===//
+
+#include "GpuTarget.h"
 
 #include "remat/Transforms/Passes.h"
 
@@ -158,7 +163,7 @@ bool parseRuntimeLine(llvm::StringRef line, RuntimeReport &report) {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerPassManagerCLOptions();
-  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions({&category, &remat_run::gpuOptionCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "remat-run: rematerialise a training step, run it on the CPU and "
@@ -239,6 +244,9 @@ int main(int argc, char **argv) {
     llvm::outs() << "\n";
     llvm::outs().flush();
   }
+  if (remat_run::targetIsGpu())
+    return remat_run::runOnGpu(*module, predicted, fixed,
+                               dealloc == remat::DeallocMode::Early, keepTemps);
 
   // 3. Lower to the LLVM dialect.
   {

@@ -36,6 +36,22 @@ def TestTrainingGraphPass : Pass<"test-remat-training-graph", "mlir::func::FuncO
   }];
 }
 
+def TestStructurePass : Pass<"test-remat-structure", "mlir::func::FuncOp"> {
+  let summary = "Print the structure analysis of each training step's forward graph";
+  let description = [{
+    Test-only. Extracts the TrainingGraph of every training step and runs the
+    structure analysis (remat/Structure/Structure.h) on its forward part:
+    prints to stdout the articulation points of the undirected forward graph
+    (Checkmate appendix B.1), the splitting vertices of the whole forward
+    graph (Feng & Huang Definition 3), a summary of the hierarchy, and the
+    hierarchy itself as an indented tree: `linear`, `branched` (`+edge` when
+    the close set includes the edge entry -> exit), `non-branched` (with the
+    size of its maximal split) and `op` lines, each close set with its entry
+    and exit (`source` / `sink` for the virtual ones), the number of ops it
+    hides, their bytes and cost.
+  }];
+}
+
 def RematApplyPass : Pass<"remat-apply", "mlir::func::FuncOp"> {
   let summary = "Solve for a checkpointing plan and rewrite the step to follow it";
   let description = [{
@@ -131,6 +147,95 @@ def RematGenerateMainPass : Pass<"remat-generate-main", "mlir::ModuleOp"> {
                            "mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// GPU lowering (remat-lower-to-gpu, docs/gpu.md)
+//===----------------------------------------------------------------------===//
+
+def RematPrepareLinalgForGpuPass
+    : Pass<"remat-prepare-linalg-for-gpu", "mlir::func::FuncOp"> {
+  let summary = "Put parallel loops outermost and give every linalg op one";
+  let description = [{
+    Runs on buffers, before `convert-linalg-to-parallel-loops`, so that every
+    linalg op becomes an `scf.parallel` nest that `remat-map-parallel-loops-to-gpu`
+    can turn into a kernel (host code must never touch device buffers):
+
+    * A linalg op whose parallel dimensions are not all outermost (e.g.
+      iterators `[reduction, parallel]`) is generalized if it is a named op and
+      interchanged so that they are. The relative order of the reduction
+      dimensions is kept, so every output element is accumulated in the same
+      order and the results are bit-identical to the CPU path.
+    * A linalg op without any parallel dimension (a full reduction, a rank-0
+      fill or generic) is wrapped in a one-iteration `scf.parallel`: it becomes
+      a kernel with one thread.
+
+    Ops already inside an `scf.parallel` are left alone. Ops on tensors are an
+    error (run after bufferization).
+
+    Example: `linalg.generic {iterator_types = ["reduction", "reduction"]}`
+    becomes `scf.parallel (%i) = (%c0) to (%c1) step (%c1) { linalg.generic ... }`.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def RematMapParallelLoopsToGpuPass
+    : Pass<"remat-map-parallel-loops-to-gpu", "mlir::func::FuncOp"> {
+  let summary = "Tile outermost scf.parallel loops into thread blocks and map "
+                "them to the GPU grid";
+  let description = [{
+    For every outermost `scf.parallel` without a `mapping` attribute: tiles it
+    (`scf::tileParallelLoop`, with a bound check instead of `min` bounds, so
+    that the block size is a constant) into a loop over tiles and a loop
+    inside a tile of at most `block-size` iterations, and maps them for
+    `convert-parallel-loops-to-gpu`: the tile loop to the grid, the loop
+    inside the tile to the threads of a block, one thread per iteration (one
+    per output element for a lowered linalg op).
+
+    The innermost dimension is mapped to `x` and gets the largest share of
+    the block (`min(trip count, block-size)`), the next ones to `y` and `z`
+    with what is left, so that consecutive threads touch consecutive elements
+    of row-major buffers. Dimensions beyond the three innermost are sequential
+    (a loop in every thread). Nested `scf.parallel` and `scf.for` loops stay
+    sequential inside the thread.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Largest number of threads per block">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::affine::AffineDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def RematHostBuffersToGpuPass
+    : Pass<"remat-host-buffers-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Turn host allocations into device allocations, in place";
+  let description = [{
+    Runs after `gpu-kernel-outlining`, before `gpu-async-region`. In every
+    host function (`func.func` outside `gpu.module`), replaces
+    `memref.alloc` by `gpu.alloc` and `memref.dealloc` by `gpu.dealloc` at the
+    same place, so that the device buffers are exactly the buffers of the CPU
+    path and are freed exactly where `remat-early-free` placed the frees: the
+    device peak is the simulator's peak. `memref.copy` between identity-layout
+    buffers becomes `gpu.memcpy`.
+
+    The new ops are synchronous; `gpu-async-region` then threads one
+    `!gpu.async.token` through the allocations, launches, copies and frees of
+    each block (in program order, on one stream) and inserts a host
+    synchronization before every host op with side effects (calls) and
+    before returning.
+
+    Errors: host code that would read or write buffer contents (e.g.
+    `memref.load`/`memref.store` left outside a kernel), stack buffers
+    (`memref.alloca`) and host globals (`memref.get_global`, from constant
+    tensors), which a kernel cannot access; a `memref.copy` with a
+    non-identity layout.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
 }
 
 #endif // REMAT_TRANSFORMS_PASSES

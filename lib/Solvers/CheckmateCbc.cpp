@@ -1,0 +1,144 @@
+//===- CheckmateCbc.cpp - Running COIN-OR CBC on problem (9) --------------===//
+//
+// The only translation unit that includes CBC's headers. COIN-OR is built
+// with RTTI (its inline code uses dynamic_cast, and the event handler below
+// derives from one of its classes) while LLVM and this project are built
+// without: lib/Solvers/CMakeLists.txt compiles this file alone with -frtti,
+// and it exchanges only standard types with the rest.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CheckmateModel.h"
+
+#include "CbcEventHandler.hpp"
+#include "CbcModel.hpp"
+#include "CbcSolver.hpp"
+#include "OsiClpSolverInterface.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace remat;
+using namespace remat::checkmate;
+
+namespace {
+
+/// Progress lines for long searches: incumbent, best bound and gap, at most
+/// one per interval, on CBC's node and solution events.
+class ProgressHandler : public CbcEventHandler {
+public:
+  ProgressHandler(std::function<void(const std::string &)> print,
+                  double interval, double scale,
+                  std::chrono::steady_clock::time_point start)
+      : print(std::move(print)), interval(interval), scale(scale),
+        start(start) {}
+
+  CbcAction event(CbcEvent whichEvent) override {
+    if (interval <= 0 || !model_ || !print)
+      return noAction;
+    if (whichEvent != node && whichEvent != solution &&
+        whichEvent != heuristicSolution && whichEvent != treeStatus)
+      return noAction;
+    double now = std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - start)
+                     .count();
+    if (now < next)
+      return noAction;
+    if (next == 0) {
+      // The first line after one interval, not at the first event.
+      next = now + interval;
+      return noAction;
+    }
+    next = now + interval;
+    double bound = model_->getBestPossibleObjValue() * scale;
+    char line[256];
+    if (model_->getSolutionCount() > 0) {
+      double incumbent = model_->getObjValue() * scale;
+      double gap =
+          incumbent != 0 ? (incumbent - bound) / std::fabs(incumbent) : 0;
+      std::snprintf(line, sizeof(line),
+                    "%.1fs nodes=%d incumbent=%.6g bound=%.6g gap=%.2f%%", now,
+                    model_->getNodeCount(), incumbent, bound, 100 * gap);
+    } else {
+      std::snprintf(line, sizeof(line),
+                    "%.1fs nodes=%d incumbent=none bound=%.6g", now,
+                    model_->getNodeCount(), bound);
+    }
+    print(line);
+    return noAction;
+  }
+
+  CbcEventHandler *clone() const override {
+    return new ProgressHandler(*this);
+  }
+
+private:
+  std::function<void(const std::string &)> print;
+  double interval, scale;
+  std::chrono::steady_clock::time_point start;
+  double next = 0;
+};
+
+} // namespace
+
+CbcOutcome checkmate::runCbc(const Formulation &formulation,
+                             const std::vector<double> *start,
+                             std::optional<double> cutoff, double seconds,
+                             double progressInterval,
+                             std::chrono::steady_clock::time_point clock,
+                             std::function<void(const std::string &)> print) {
+  OsiClpSolverInterface solver;
+  solver.messageHandler()->setLogLevel(0);
+  formulation.load(solver, /*validInequalities=*/true);
+  formulation.markIntegers(solver);
+
+  CbcModel model(solver);
+  model.setLogLevel(0);
+  CbcMain0(model);
+  ProgressHandler handler(std::move(print), progressInterval,
+                          formulation.costScale, clock);
+  if (progressInterval > 0)
+    model.passInEventHandler(&handler);
+  if (start) {
+    // CbcMain1 reads a MIP start by column name and completes it (the
+    // continuous U) with a reduced search.
+    std::vector<std::pair<std::string, double>> values;
+    OsiSolverInterface *inner = model.solver();
+    for (int c = 0, e = static_cast<int>(start->size()); c < e; ++c) {
+      std::string name = "c" + std::to_string(c);
+      inner->setColName(c, name);
+      if (inner->isInteger(c))
+        values.emplace_back(std::move(name), (*start)[c]);
+    }
+    model.setMIPStart(values);
+  }
+  std::string limit = std::to_string(std::max(seconds, 0.5));
+  // -timeMode elapsed: CBC's limit is CPU time by default, a wall-clock
+  // limit is what a user asks for. A relative gap far below any cost
+  // difference: prove optimality.
+  std::vector<const char *> args = {"remat-checkmate", "-log",      "0",
+                                    "-timeMode",       "elapsed",   "-sec",
+                                    limit.c_str(),     "-ratioGap", "1e-7"};
+  // The cutoff prunes every node that cannot beat the best plan known
+  // (slightly above it, so that CBC may still report an equal one).
+  std::string cutoffText;
+  if (cutoff) {
+    cutoffText = std::to_string(*cutoff + 1e-7 * std::fabs(*cutoff) + 1e-9);
+    args.push_back("-cutoff");
+    args.push_back(cutoffText.c_str());
+  }
+  args.push_back("-solve");
+  args.push_back("-quit");
+  CbcMain1(static_cast<int>(args.size()), args.data(), model);
+
+  CbcOutcome outcome;
+  outcome.optimal = model.isProvenOptimal();
+  outcome.infeasible = model.isProvenInfeasible();
+  outcome.nodes = model.getNodeCount();
+  outcome.bound = model.getBestPossibleObjValue();
+  if (model.bestSolution() && model.getSolutionCount() > 0) {
+    const double *x = model.bestSolution();
+    outcome.solution.assign(x, x + formulation.numColumns());
+  }
+  return outcome;
+}

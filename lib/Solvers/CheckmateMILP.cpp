@@ -1,0 +1,401 @@
+//===- CheckmateMILP.cpp - Checkmate's MILP solved with COIN-OR CBC -------===//
+//
+// `checkmate-ilp`: problem (9) of ../shared/seeds/003_76479834531ac838.txt
+// §4.7 (built in CheckmateModel.cpp) solved with CBC, warm-started from the
+// cheapest plan of the other solvers or of LP rounding, under a time limit,
+// with progress lines for long searches; the solution becomes a Schedule by
+// Algorithm 1 (§4.9) and is judged by the simulator.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CheckmateModel.h"
+
+
+#include <cmath>
+#include <limits>
+
+using namespace remat;
+using namespace remat::checkmate;
+
+llvm::StringRef remat::checkmateStatusName(CheckmateStatus status) {
+  switch (status) {
+  case CheckmateStatus::Optimal:
+    return "proven-optimal";
+  case CheckmateStatus::Feasible:
+    return "feasible";
+  case CheckmateStatus::Infeasible:
+    return "infeasible";
+  case CheckmateStatus::TimeLimit:
+    return "time-limit";
+  case CheckmateStatus::NotFound:
+    return "not-found";
+  }
+  return "unknown";
+}
+
+llvm::json::Value CheckmateReport::toJSON() const {
+  auto number = [](double value) -> llvm::json::Value {
+    if (std::isfinite(value))
+      return value;
+    return nullptr; // JSON has no infinity: an infeasible relaxation
+  };
+  return llvm::json::Object{
+      {"status", checkmateStatusName(status)},
+      {"objective", objective},
+      {"lowerBound", lowerBound},
+      {"lpBound", number(lpBound)},
+      {"gap", gap},
+      {"solveSeconds", solveSeconds},
+      {"heuristicSeconds", heuristicSeconds},
+      {"lpSeconds", lpSeconds},
+      {"milpSeconds", milpSeconds},
+      {"peakBytes", peakBytes},
+      {"meetsBudget", meetsBudget},
+      {"budgetBytes", budgetBytes},
+      {"memoryUnit", memoryUnit},
+      {"level", level},
+      {"modelNodes", static_cast<uint64_t>(modelNodes)},
+      {"graphNodes", static_cast<uint64_t>(graphNodes)},
+      {"numVariables", static_cast<uint64_t>(numVariables)},
+      {"numIntegers", static_cast<uint64_t>(numIntegers)},
+      {"numConstraints", static_cast<uint64_t>(numConstraints)},
+      {"warmStart", warmStart},
+      {"roundingThreshold", roundingThreshold},
+      {"budgetAllowance", budgetAllowance},
+      {"nodesExplored", static_cast<int64_t>(nodesExplored)},
+      {"message", message},
+  };
+}
+
+//===----------------------------------------------------------------------===//
+// Session
+//===----------------------------------------------------------------------===//
+
+Session::Session(const TrainingGraph &graph, const SolverOptions &options,
+                 const CheckmateOptions &cmOptions, llvm::StringRef solverName)
+    : graph(graph), cmOptions(cmOptions), solverName(solverName.str()) {
+  start = std::chrono::steady_clock::now();
+  double limit = options.timeLimitSeconds > 0 ? options.timeLimitSeconds : 60;
+  deadline = start + std::chrono::duration_cast<
+                         std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(limit));
+  report.graphNodes = graph.numNodes();
+
+  // Checkpoint-all is always a candidate: without a budget its peak is the
+  // budget (the Checkmate ILP minimises cost under a budget; at this one the
+  // optimum recomputes nothing).
+  Schedule all = solveCheckpointAll(graph);
+  SimulationReport allReport = simulate(graph, all);
+  budget = options.budget ? *options.budget : allReport.peakBytes;
+  if (allReport.valid)
+    candidates.push_back({"checkpoint-all", std::move(all), allReport});
+
+  // The other registered solvers under the same budget (never this family or
+  // the portfolio, which may run this one).
+  SolverOptions heuristic = options;
+  heuristic.budget = budget;
+  heuristic.timeLimitSeconds = std::max(1.0, 0.1 * limit);
+  if (cmOptions.warmStart)
+    for (const SolverInfo &solver : allSolvers()) {
+      llvm::StringRef name = solver.name;
+      if (name == "checkpoint-all" || name.starts_with("checkmate") ||
+          name == "auto")
+        continue;
+      llvm::Expected<Schedule> schedule = solver.fn(graph, heuristic);
+      if (!schedule) {
+        llvm::consumeError(schedule.takeError());
+        continue;
+      }
+      SimulationReport simulation = simulate(graph, *schedule);
+      if (simulation.valid)
+        candidates.push_back(
+            {solver.name, std::move(*schedule), std::move(simulation)});
+    }
+  report.heuristicSeconds = elapsed();
+}
+
+double Session::elapsed() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start)
+      .count();
+}
+
+double Session::remaining() const {
+  return std::chrono::duration<double>(deadline -
+                                       std::chrono::steady_clock::now())
+      .count();
+}
+
+const Candidate *Session::withoutRecomputation() const {
+  for (const Candidate &c : candidates)
+    if (c.simulation.peakBytes <= budget &&
+        c.simulation.numComputes == graph.numNodes())
+      return &c;
+  return nullptr;
+}
+
+const Candidate *Session::cheapestWithinBudget() const {
+  const Candidate *best = nullptr;
+  for (const Candidate &c : candidates)
+    if (c.simulation.peakBytes <= budget &&
+        (!best || c.simulation.totalCost < best->simulation.totalCost))
+      best = &c;
+  return best;
+}
+
+const Candidate *Session::leastPeak() const {
+  const Candidate *best = nullptr;
+  for (const Candidate &c : candidates)
+    if (!best || c.simulation.peakBytes < best->simulation.peakBytes)
+      best = &c;
+  return best;
+}
+
+void Session::describe(const ModelGraph &model,
+                       const Formulation &formulation) {
+  report.level = model.level;
+  report.modelNodes = model.size();
+  report.memoryUnit = model.unit;
+  report.budgetBytes = budget / model.unit * model.unit;
+  report.numVariables = formulation.numColumns();
+  report.numIntegers = formulation.numIntegers();
+  report.numConstraints = formulation.numRows();
+}
+
+bool Session::obviouslyInfeasible(const ModelGraph &model) {
+  int node = -1;
+  uint64_t least = leastPeakBound(model, node);
+  if (node < 0 || least <= budget / model.unit)
+    return false;
+  report.message =
+      "no plan fits: node '" +
+      graph.node(model.nodes[node].members.back()).name +
+      "' needs " + std::to_string(least * model.unit) +
+      " bytes with its inputs";
+  return true;
+}
+
+Schedule Session::finish(Schedule schedule, CheckmateStatus status,
+                         CheckmateReport *out) {
+  SimulationReport simulation = simulate(graph, schedule);
+  report.status = status;
+  report.objective = simulation.totalCost;
+  report.peakBytes = simulation.peakBytes;
+  report.meetsBudget = simulation.valid && simulation.peakBytes <= budget;
+  if (report.budgetBytes == 0)
+    report.budgetBytes = budget;
+  if (status == CheckmateStatus::Optimal)
+    report.lowerBound = report.objective;
+  // The bound is the solved model's; a plan the simulator finds cheaper
+  // (pruned recomputations, or another solver's plan) has no gap.
+  report.lowerBound = std::min(report.lowerBound, report.objective);
+  report.gap = report.objective > 0
+                   ? (report.objective - report.lowerBound) / report.objective
+                   : 0;
+  if (status == CheckmateStatus::Infeasible)
+    report.gap = -1; // no optimum to be near
+  report.solveSeconds = elapsed();
+  if (!simulation.valid)
+    report.message += (report.message.empty() ? "" : "; ") +
+                      std::string("invalid plan: ") + simulation.error;
+  if (out)
+    *out = report;
+  return schedule;
+}
+
+Schedule Session::fallback(CheckmateStatus status, CheckmateReport *out) {
+  const Candidate *chosen = cheapestWithinBudget();
+  if (chosen)
+    status = status == CheckmateStatus::NotFound ? status
+                                                 : CheckmateStatus::Feasible;
+  else
+    chosen = leastPeak();
+  if (!chosen)
+    return finish(Schedule(), status, out);
+  report.warmStart = chosen->name;
+  report.message += (report.message.empty() ? "" : "; ") +
+                    std::string("returned the plan of '") + chosen->name + "'";
+  return finish(chosen->schedule, status, out);
+}
+
+//===----------------------------------------------------------------------===//
+// checkmate-ilp
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<Schedule>
+remat::solveCheckmateILP(const TrainingGraph &graph,
+                         const SolverOptions &options,
+                         CheckmateReport *report) {
+  return solveCheckmateILP(graph, options, CheckmateOptions(), report);
+}
+
+llvm::Expected<Schedule>
+remat::solveCheckmateILP(const TrainingGraph &graph,
+                         const SolverOptions &options,
+                         const CheckmateOptions &cmOptions,
+                         CheckmateReport *report) {
+  if (llvm::Error err = graph.verify())
+    return std::move(err);
+  Session session(graph, options, cmOptions, "checkmate-ilp");
+
+  // Every plan computes every node at least once (8a), so a plan within the
+  // budget that computes each exactly once is optimal: no search needed (in
+  // particular without a budget, which is the checkpoint-all peak).
+  if (const Candidate *c = session.withoutRecomputation()) {
+    session.report.level = "none (a plan without recomputation fits)";
+    session.report.warmStart = c->name;
+    return session.finish(c->schedule, CheckmateStatus::Optimal, report);
+  }
+
+  ModelGraph model = buildModelGraph(graph, cmOptions.maxNodes);
+  Formulation formulation(model, session.budget / model.unit);
+  session.describe(model, formulation);
+  if (session.obviouslyInfeasible(model))
+    return session.fallback(CheckmateStatus::Infeasible, report);
+
+  // The relaxation (its value is a lower bound) and LP rounding, a warm
+  // start, within a fifth of the time.
+  auto roundingDeadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(0.2 * session.remaining()));
+  double lpValue = -1;
+  auto lpStart = std::chrono::steady_clock::now();
+  std::optional<RoundingResult> rounding =
+      lpRounding(model, formulation, session.budget, cmOptions,
+                 session.deadline, roundingDeadline, lpValue);
+  session.report.lpSeconds = std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - lpStart)
+                                 .count();
+  session.report.lpBound = lpValue;
+  // The rounding is a plan like the other solvers': a warm start, and a
+  // candidate answer if CBC finds nothing better in time.
+  if (rounding)
+    session.candidates.push_back({"lp-rounding", rounding->schedule,
+                                  simulate(graph, rounding->schedule)});
+  if (std::isinf(lpValue)) {
+    session.report.message = "the LP relaxation is infeasible at this budget";
+    return session.fallback(CheckmateStatus::Infeasible, report);
+  }
+  if (lpValue >= 0)
+    session.report.lowerBound = lpValue;
+
+  // The MIP start (issue 6: "warm start from the best heuristic plan"): the
+  // cheapest plan, as R and S, that the model accepts (U within the budget).
+  // Its completion by CbcMain1 (a reduced search) costs about one root
+  // solve, cheap on small models and minutes on large ones, where the cutoff
+  // below does the same work.
+  std::optional<std::vector<double>> start;
+  std::optional<StagePlan> startPlan;
+  double startCost = std::numeric_limits<double>::infinity();
+  auto offer = [&](const StagePlan &plan, const std::string &name) {
+    StagePlan normal = plan;
+    normalise(model, normal);
+    double cost = formulation.costOf(normal);
+    if (cost >= startCost)
+      return;
+    if (std::optional<std::vector<double>> x = formulation.columnsOf(normal)) {
+      start = std::move(x);
+      startPlan = std::move(normal);
+      startCost = cost;
+      session.report.warmStart = name;
+    }
+  };
+  constexpr size_t kMipStartIntegers = 30000;
+  if (cmOptions.warmStart && formulation.numIntegers() <= kMipStartIntegers) {
+    for (const Candidate &c : session.candidates)
+      if (std::optional<StagePlan> plan = stagePlanOf(model, c.schedule))
+        offer(*plan, c.name);
+    if (rounding)
+      offer(rounding->plan, "lp-rounding");
+    offer(StagePlan::identity(model.size()), "no-recomputation");
+  }
+  // The cutoff: the cheapest plan known within the budget, in the simulator
+  // (every plan returned is judged there), or the MIP start's model cost.
+  const Candidate *incumbent =
+      cmOptions.warmStart ? session.cheapestWithinBudget() : nullptr;
+  std::optional<double> cutoff;
+  if (incumbent)
+    cutoff = incumbent->simulation.totalCost;
+  if (start && (!cutoff || startCost < *cutoff))
+    cutoff = startCost;
+  if (cutoff && session.report.warmStart.empty())
+    session.report.warmStart = incumbent ? incumbent->name : "";
+
+  auto milpStart = std::chrono::steady_clock::now();
+  llvm::raw_ostream &progress =
+      cmOptions.progress ? *cmOptions.progress : llvm::errs();
+  CbcOutcome outcome = runCbc(
+      formulation, start ? &*start : nullptr,
+      cutoff ? std::optional<double>(*cutoff / formulation.costScale)
+             : std::nullopt,
+      session.remaining(), cmOptions.progressIntervalSeconds, session.start,
+      [&](const std::string &line) {
+        progress << "checkmate-ilp: " << line << "\n";
+        progress.flush();
+      });
+  session.report.milpSeconds = std::chrono::duration<double>(
+                                   std::chrono::steady_clock::now() - milpStart)
+                                   .count();
+  session.report.nodesExplored = outcome.nodes;
+
+  // Without a solution, CBC reports an exhausted search as infeasible or as
+  // optimal depending on where the cutoff pruned the last node.
+  bool exhausted = outcome.infeasible || outcome.optimal;
+  if (outcome.solution.empty()) {
+    if (!cutoff) {
+      if (exhausted) {
+        session.report.message = "CBC proved the model infeasible";
+        return session.fallback(CheckmateStatus::Infeasible, report);
+      }
+      session.report.message = "no plan of the model found in time";
+      return session.fallback(CheckmateStatus::TimeLimit, report);
+    }
+    // Nothing beats the cutoff: with a proof, the plan that set it is
+    // optimal for the model (or better, when the simulator finds it cheaper
+    // than the model would count it).
+    Schedule best = incumbent && incumbent->simulation.totalCost <= startCost
+                        ? incumbent->schedule
+                        : executionPlan(model, *startPlan);
+    double bound = outcome.bound * formulation.costScale;
+    if (!exhausted && std::isfinite(bound) && bound <= *cutoff)
+      session.report.lowerBound = std::max(session.report.lowerBound, bound);
+    session.report.message =
+        exhausted ? "CBC proved that no plan of the model is cheaper"
+                  : "CBC found no cheaper plan of the model in time";
+    return session.finish(std::move(best),
+                          exhausted ? CheckmateStatus::Optimal
+                                    : CheckmateStatus::Feasible,
+                          report);
+  }
+
+  double bound = outcome.bound * formulation.costScale;
+  if (std::isfinite(bound))
+    session.report.lowerBound = std::max(session.report.lowerBound, bound);
+  Schedule schedule =
+      executionPlan(model, formulation.planOf(outcome.solution.data()));
+  SimulationReport simulation = simulate(graph, schedule);
+  CheckmateStatus status =
+      outcome.optimal ? CheckmateStatus::Optimal : CheckmateStatus::Feasible;
+  if (!simulation.valid || simulation.peakBytes > session.budget) {
+    // The model bounds the simulator's peak (docs/checkmate.md); this would
+    // be a bug, reported rather than hidden.
+    session.report.message =
+        "the model's plan does not fit in the simulator (" +
+        (simulation.valid ? std::to_string(simulation.peakBytes) + " bytes"
+                          : simulation.error) +
+        ")";
+    return session.fallback(CheckmateStatus::Feasible, report);
+  }
+  // Never worse than the other solvers: their plans are in the model's
+  // search space only when they are frontier-advancing (and on the full
+  // graph); a cheaper one within the budget is returned instead.
+  if (const Candidate *c = session.cheapestWithinBudget())
+    if (c->simulation.totalCost < simulation.totalCost) {
+      session.report.message =
+          "the plan of '" + c->name + "' is cheaper than CBC's" +
+          (outcome.optimal ? " optimum of the model" : " best plan");
+      return session.finish(c->schedule, status, report);
+    }
+  return session.finish(std::move(schedule), status, report);
+}

@@ -1,0 +1,1167 @@
+//===- Rotor.cpp - Rotor's operation model, DP and graph mapping ----------===//
+//
+// seeds/004_12ee49cee382de08.txt: the operation model of §3.1 (Table 1), the
+// optimal persistent dynamic program of §4.2 (Theorem 1, Algorithms 1-2) with
+// the slot discretisation of §5.2, and the bridge to training graphs (stages,
+// the sets behind a^l / abar^l / delta^l, and the conversion of an operation
+// sequence into Compute/Free statements). Revolve (§5.3) is the same program
+// without chains of F_all (Revolve.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Solvers/Rotor.h"
+
+#include "remat/Solvers/Chain.h"
+#include "remat/Structure/Structure.h"
+
+#include "llvm/ADT/Twine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <tuple>
+
+using namespace remat;
+
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+static const float kInf = std::numeric_limits<float>::infinity();
+
+//===----------------------------------------------------------------------===//
+// RotorChain and the operation model
+//===----------------------------------------------------------------------===//
+
+RotorChain RotorChain::withLength(unsigned length) {
+  RotorChain chain;
+  size_t n = size_t(length) + 1;
+  chain.a.assign(n, 0);
+  chain.abar.assign(n, 0);
+  chain.delta.assign(n, 0);
+  chain.overheadF.assign(n, 0);
+  chain.overheadB.assign(n, 0);
+  chain.costF.assign(n, 0);
+  chain.costB.assign(n, 0);
+  chain.pinned.assign(n, false);
+  chain.backwardReadsAbar.assign(n, true);
+  return chain;
+}
+
+llvm::Error RotorChain::check() const {
+  size_t n = a.size();
+  if (n == 0)
+    return makeError("rotor chain: 'a' must hold at least a^0");
+  auto sized = [&](size_t size, const char *name) -> llvm::Error {
+    if (size != n)
+      return makeError(llvm::Twine("rotor chain: '") + name + "' has " +
+                       llvm::Twine(size) + " entries, expected " +
+                       llvm::Twine(n));
+    return llvm::Error::success();
+  };
+  if (auto err = sized(abar.size(), "abar"))
+    return err;
+  if (auto err = sized(delta.size(), "delta"))
+    return err;
+  if (auto err = sized(overheadF.size(), "overheadF"))
+    return err;
+  if (auto err = sized(overheadB.size(), "overheadB"))
+    return err;
+  if (auto err = sized(costF.size(), "costF"))
+    return err;
+  if (auto err = sized(costB.size(), "costB"))
+    return err;
+  if (!pinned.empty())
+    if (auto err = sized(pinned.size(), "pinned"))
+      return err;
+  if (!backwardReadsAbar.empty())
+    if (auto err = sized(backwardReadsAbar.size(), "backwardReadsAbar"))
+      return err;
+  for (size_t l = 1; l < n; ++l) {
+    // abar^l includes a^l (§3.1): an F_all stores at least what an F_ck of
+    // the next stage reads.
+    if (abar[l] < a[l])
+      return makeError("rotor chain: stage " + llvm::Twine(l) +
+                       " has abar < a (abar^l includes a^l)");
+    if (!(costF[l] >= 0) || !(costB[l] >= 0) || !std::isfinite(costF[l]) ||
+        !std::isfinite(costB[l]))
+      return makeError("rotor chain: stage " + llvm::Twine(l) +
+                       " has a negative or non-finite cost");
+  }
+  return llvm::Error::success();
+}
+
+std::string remat::formatRotorSequence(const RotorSequence &sequence) {
+  std::string text;
+  for (const RotorOp &op : sequence) {
+    if (!text.empty())
+      text += ' ';
+    switch (op.kind) {
+    case RotorOp::Kind::FNone:
+      text += "Fn";
+      break;
+    case RotorOp::Kind::FCk:
+      text += "Fck";
+      break;
+    case RotorOp::Kind::FAll:
+      text += "Fall";
+      break;
+    case RotorOp::Kind::B:
+      text += "B";
+      break;
+    case RotorOp::Kind::Drop:
+      text += "D";
+      break;
+    }
+    text += std::to_string(op.stage);
+  }
+  return text;
+}
+
+RotorSimulation remat::simulateRotorSequence(const RotorChain &chain,
+                                             const RotorSequence &sequence) {
+  RotorSimulation sim;
+  auto fail = [&](size_t i, const std::string &message) {
+    sim.valid = false;
+    sim.error = "op " + std::to_string(i) + ": " + message;
+    return sim;
+  };
+  if (llvm::Error err = chain.check()) {
+    sim.valid = false;
+    sim.error = llvm::toString(std::move(err));
+    return sim;
+  }
+  const unsigned L = chain.length();
+  // The stored items of Table 1: a^l, abar^l, delta^l.
+  std::vector<char> haveA(L + 1, 0), haveAbar(L + 1, 0), haveDelta(L + 1, 0);
+  std::vector<unsigned> computed(L + 1, 0);
+  haveA[0] = 1;
+  haveDelta[L] = 1;
+  uint64_t memory = chain.a[0] + chain.delta[L];
+  sim.peak = memory;
+
+  for (size_t i = 0; i < sequence.size(); ++i) {
+    const RotorOp &op = sequence[i];
+    const unsigned l = op.stage;
+    if (l < 1 || l > L)
+      return fail(i, "stage " + std::to_string(l) + " out of range");
+    const std::string name = formatRotorSequence({op});
+    // abar^{l-1} can stand for a^{l-1} (Table 1's second lines); there is no
+    // abar^0.
+    bool inputStored = haveA[l - 1] || (l > 1 && haveAbar[l - 1]);
+    if (op.kind == RotorOp::Kind::Drop) {
+      if (haveA[l]) {
+        haveA[l] = 0;
+        memory -= chain.a[l];
+      } else if (haveAbar[l]) {
+        haveAbar[l] = 0;
+        memory -= chain.abar[l];
+      } else {
+        return fail(i, name + ": neither a^" + std::to_string(l) +
+                           " nor abar^" + std::to_string(l) + " is stored");
+      }
+      continue;
+    }
+    if (op.isForward()) {
+      if (op.kind == RotorOp::Kind::FNone ? !haveA[l - 1] : !inputStored)
+        return fail(i, name + " needs a^" + std::to_string(l - 1));
+      // Nothing can read a^L; and a stage whose output is stored cannot be
+      // computed again (the graph's buffer is still live).
+      if (op.kind != RotorOp::Kind::FAll && l == L)
+        return fail(i, name + ": a^L is never read, only F_all^L is useful");
+      if (haveA[l] || haveAbar[l])
+        return fail(i, name + ": the output of stage " + std::to_string(l) +
+                           " is already stored");
+      if (chain.isPinned(l) && computed[l]++)
+        return fail(i, name + ": pinned stage computed twice");
+      uint64_t out =
+          op.kind == RotorOp::Kind::FAll ? chain.abar[l] : chain.a[l];
+      sim.peak = std::max(sim.peak, memory + out + chain.overheadF[l]);
+      memory += out;
+      (op.kind == RotorOp::Kind::FAll ? haveAbar : haveA)[l] = 1;
+      if (op.kind == RotorOp::Kind::FNone) {
+        haveA[l - 1] = 0;
+        memory -= chain.a[l - 1];
+      }
+      sim.cost += chain.costF[l];
+      continue;
+    }
+    if (!haveDelta[l] || (chain.readsAbar(l) && !haveAbar[l]) ||
+        !inputStored)
+      return fail(i, name + " needs delta^" + std::to_string(l) + ", abar^" +
+                         std::to_string(l) + " and a^" +
+                         std::to_string(l - 1));
+    if (haveDelta[l - 1])
+      return fail(i, name + ": delta^" + std::to_string(l - 1) +
+                         " is already stored");
+    sim.peak = std::max(sim.peak,
+                        memory + chain.delta[l - 1] + chain.overheadB[l]);
+    memory += chain.delta[l - 1];
+    haveDelta[l - 1] = 1;
+    haveDelta[l] = 0;
+    memory -= chain.delta[l];
+    if (haveAbar[l]) {
+      haveAbar[l] = 0;
+      memory -= chain.abar[l];
+    }
+    if (haveA[l - 1]) {
+      haveA[l - 1] = 0;
+      memory -= chain.a[l - 1];
+    }
+    sim.cost += chain.costB[l];
+  }
+  if (!haveDelta[0]) {
+    sim.valid = false;
+    sim.error = "end of sequence: delta^0 was not computed";
+  }
+  return sim;
+}
+
+//===----------------------------------------------------------------------===//
+// The dynamic program
+//===----------------------------------------------------------------------===//
+
+int RotorTable::toSlots(uint64_t bytes) const {
+  if (bytes == 0)
+    return 0;
+  if (memory == 0)
+    return int(numSlots) + 1;
+  // ceil(bytes * S / M) without overflow or rounding error: every size is
+  // rounded *up*, so that a sequence within S slots is within M bytes
+  // (§5.2).
+  unsigned __int128 q =
+      ((unsigned __int128)bytes * numSlots + memory - 1) / memory;
+  return q > numSlots ? int(numSlots) + 1 : int(q);
+}
+
+size_t RotorTable::rowIndex(unsigned s, unsigned t) const {
+  // Rows of s = 1..s-1 come first: sum_{i<s} (L - i + 1) of them.
+  size_t before = size_t(s - 1) * (length + 1) - size_t(s - 1) * s / 2;
+  return before + (t - s);
+}
+
+float RotorTable::cell(unsigned s, unsigned t, int m) const {
+  if (m < 0)
+    return kInf;
+  return row(s, t)[std::min<size_t>(size_t(m), numSlots)];
+}
+
+int RotorTable::mAll(unsigned s, unsigned t) const {
+  // m_all^{s,t}: F_all^s with delta^t stored, then B^s with delta^s, abar^s
+  // and delta^{s-1} (a^{s-1} is outside m). The paper prints w_a^s and omits
+  // delta^{s-1}; abar^s is what F_all^s stores and delta^{s-1} is what B^s
+  // writes, so both belong to the peaks (Table 1).
+  return std::max(delta[t] + abar[s] + of[s],
+                  delta[s] + abar[s] + delta[s - 1] + ob[s]);
+}
+
+int RotorTable::mLeafB(unsigned s) const {
+  // B^s alone, with delta^s stored, writing delta^{s-1}.
+  return delta[s] + delta[s - 1] + ob[s];
+}
+
+int RotorTable::mNone(unsigned s, unsigned t) const {
+  // m_none^{s,t}: F_ck^s and F_none^{s+1..t-1} with delta^t stored.
+  return delta[t] + std::max(a[s] + of[s], forwardPeak[rowIndex(s, t)]);
+}
+
+unsigned RotorTable::ckLimit(unsigned s, unsigned t) const {
+  // C_ck(s, s', t) runs F^s..F^{s'-1} now and F^s..F^{s'-2} again inside
+  // C_BP(s, s'-1), plus F_all^{s'-1} unless B^{s'-1} reads nothing of its
+  // stage: a pinned stage p may only be s'-1, and only in that case.
+  unsigned p = firstPinned[s];
+  if (p > length)
+    return t;
+  return std::min(t, readsAbar[p] ? p : p + 1);
+}
+
+float RotorTable::prefix(unsigned s, unsigned sp) const {
+  // sum_{k=s}^{s'-1} u_f^k, rounded to float once, identically in fill() and
+  // rebuild().
+  return float(prefixF[sp - 1] - prefixF[s - 1]);
+}
+
+llvm::Expected<RotorTable> RotorTable::build(const RotorChain &chain,
+                                             uint64_t memoryBytes,
+                                             const RotorDPOptions &options) {
+  if (llvm::Error err = chain.check())
+    return std::move(err);
+  if (chain.length() == 0)
+    return makeError("rotor: the chain has no stage");
+  if (options.slots == 0 || options.slots > (1u << 20))
+    return makeError("rotor: the number of slots must be in [1, 2^20]");
+  RotorTable t;
+  const unsigned L = chain.length();
+  t.length = L;
+  t.numSlots = options.slots;
+  t.width = size_t(options.slots) + 1;
+  t.memory = memoryBytes;
+  t.bytesPerSlot = double(memoryBytes) / options.slots;
+  t.allowFAllChains = options.allowFAllChains;
+
+  auto slotsOf = [&](const std::vector<uint64_t> &bytes) {
+    std::vector<int> out(bytes.size());
+    for (size_t i = 0; i < bytes.size(); ++i)
+      out[i] = t.toSlots(bytes[i]);
+    return out;
+  };
+  t.a = slotsOf(chain.a);
+  t.abar = slotsOf(chain.abar);
+  t.delta = slotsOf(chain.delta);
+  t.of = slotsOf(chain.overheadF);
+  t.ob = slotsOf(chain.overheadB);
+  t.costFB.assign(L + 1, 0);
+  t.prefixF.assign(L + 1, 0);
+  t.costB.assign(L + 1, 0);
+  for (unsigned l = 1; l <= L; ++l) {
+    t.costB[l] = float(chain.costB[l]);
+    t.costFB[l] = float(chain.costF[l] + chain.costB[l]);
+    t.prefixF[l] = t.prefixF[l - 1] + chain.costF[l];
+  }
+  t.readsAbar.assign(L + 1, 1);
+  for (unsigned l = 1; l <= L; ++l)
+    t.readsAbar[l] = chain.readsAbar(l);
+  t.firstPinned.assign(L + 2, L + 1);
+  for (unsigned l = L; l >= 1; --l)
+    t.firstPinned[l] = chain.isPinned(l) ? l : t.firstPinned[l + 1];
+
+  size_t rows = size_t(L) * (L + 1) / 2;
+  t.forwardPeak.assign(rows, 0);
+  for (unsigned s = 1; s <= L; ++s) {
+    int running = 0;
+    for (unsigned tt = s; tt <= L; ++tt) {
+      t.forwardPeak[t.rowIndex(s, tt)] = running;
+      if (tt > s)
+        running = std::max(running, t.a[tt - 1] + t.a[tt] + t.of[tt]);
+    }
+  }
+  t.table.assign(rows * t.width, kInf);
+  t.fill();
+  return std::move(t);
+}
+
+void RotorTable::fill() {
+  const int S = int(numSlots);
+  // Algorithm 1 with the loops reordered: the paper's s-outer loop reads
+  // C[s', t] (s' > s) before computing it. Every cell (s, t) reads only
+  // shorter segments, (s', t) with s' > s and (s, t') with t' < t, so t
+  // ascending and s descending meets each before it is read, for any sizes
+  // (zero sizes read the same m). This order also keeps column t, read by
+  // every s of the same t, in cache.
+  for (unsigned t = 1; t <= length; ++t) {
+    for (unsigned s = t; s >= 1; --s) {
+      const unsigned d = t - s;
+      float *out = row(s, t);
+      if (d == 0) {
+        // Eq. (1): F_all^s then B^s; only B^s when it reads nothing of
+        // stage s (our extension).
+        int need = readsAbar[s] ? mAll(s, s) : mLeafB(s);
+        float c = readsAbar[s] ? costFB[s] : costB[s];
+        for (int m = std::max(need, 0); m <= S; ++m)
+          out[m] = c;
+        continue;
+      }
+      // C_2 = C_all (Eq. 2): F_all^s, C_BP(s+1, t, m - w_abar^s), B^s.
+      // Revolve forbids it except for pinned stages, which can only be
+      // computed this way.
+      if (allowFAllChains || firstPinned[s] == s) {
+        int w = abar[s];
+        int need = std::max(mAll(s, t), w);
+        const float *in = row(s + 1, t);
+        const float c = costFB[s];
+        for (int m = need; m <= S; ++m)
+          out[m] = c + in[m - w];
+      }
+      // C_1 = min over s' of C_ck(s, s', t): F_ck^s, F_none^{s+1..s'-1},
+      // C_BP(s', t, m - w_a^{s'-1}), C_BP(s, s'-1, m).
+      const int none = mNone(s, t);
+      const unsigned limit = ckLimit(s, t);
+      for (unsigned sp = s + 1; sp <= limit; ++sp) {
+        const int w = a[sp - 1];
+        const float pre = prefix(s, sp);
+        const float *right = row(sp, t);
+        const float *left = row(s, sp - 1);
+        // Contiguous, branch-free and vectorisable: the hot loop.
+        for (int m = std::max(none, w); m <= S; ++m) {
+          float v = (pre + right[m - w]) + left[m];
+          out[m] = v < out[m] ? v : out[m];
+        }
+      }
+    }
+  }
+}
+
+size_t RotorTable::tableBytes() const {
+  return table.size() * sizeof(float) + forwardPeak.size() * sizeof(int) +
+         (a.size() * 5) * sizeof(int) + costFB.size() * sizeof(float) +
+         prefixF.size() * sizeof(double) + firstPinned.size() * sizeof(unsigned);
+}
+
+double RotorTable::cost(unsigned m) const {
+  // Algorithm 1, line 12: C_BP(1, L, M - w_a^0).
+  float c = cell(1, length, int(std::min(m, numSlots)) - a[0]);
+  return std::isinf(c) ? std::numeric_limits<double>::infinity() : double(c);
+}
+
+std::optional<unsigned> RotorTable::leastFeasibleSlots() const {
+  for (unsigned m = 0; m <= numSlots; ++m)
+    if (!std::isinf(cost(m)))
+      return m;
+  return std::nullopt;
+}
+
+unsigned RotorTable::leastSlotsForCost(unsigned m) const {
+  m = std::min(m, numSlots);
+  double target = cost(m);
+  for (unsigned k = 0; k < m; ++k)
+    if (cost(k) == target)
+      return k;
+  return m;
+}
+
+llvm::Error RotorTable::rebuild(unsigned s, unsigned t, int m,
+                                RotorSequence &out) const {
+  // Algorithm 2 (OptRec). The choice is re-derived by evaluating exactly the
+  // expressions fill() evaluated, in the same float arithmetic, so the match
+  // is exact.
+  const float value = cell(s, t, m);
+  if (std::isinf(value))
+    return makeError("rotor: infeasible at stages [" + llvm::Twine(s) + ", " +
+                     llvm::Twine(t) + "] with " + llvm::Twine(m) + " slots");
+  if (s == t) {
+    if (readsAbar[s])
+      out.push_back(RotorOp::fAll(s));
+    out.push_back(RotorOp::b(s));
+    return llvm::Error::success();
+  }
+  if ((allowFAllChains || firstPinned[s] == s) &&
+      m >= std::max(mAll(s, t), abar[s]) &&
+      costFB[s] + cell(s + 1, t, m - abar[s]) == value) {
+    out.push_back(RotorOp::fAll(s));
+    if (auto err = rebuild(s + 1, t, m - abar[s], out))
+      return err;
+    out.push_back(RotorOp::b(s));
+    return llvm::Error::success();
+  }
+  if (m >= mNone(s, t)) {
+    for (unsigned sp = s + 1, limit = ckLimit(s, t); sp <= limit; ++sp) {
+      const int w = a[sp - 1];
+      if (m < w)
+        continue;
+      float v = (prefix(s, sp) + cell(sp, t, m - w)) + cell(s, sp - 1, m);
+      if (v != value)
+        continue;
+      // The paper's Algorithm 2 lists F_none up to F^{s'}; the recurrence
+      // (sum_{k=s}^{s'-1} u_f^k) runs them up to F^{s'-1}.
+      out.push_back(RotorOp::fCk(s));
+      for (unsigned j = s + 1; j < sp; ++j)
+        out.push_back(RotorOp::fNone(j));
+      if (auto err = rebuild(sp, t, m - w, out))
+        return err;
+      return rebuild(s, sp - 1, m, out);
+    }
+  }
+  return makeError("rotor: reconstruction found no choice matching the table "
+                   "(internal error)");
+}
+
+llvm::Expected<RotorSequence> RotorTable::sequence(unsigned m) const {
+  m = std::min(m, numSlots);
+  RotorSequence out;
+  out.reserve(4 * size_t(length));
+  if (auto err = rebuild(1, length, int(m) - a[0], out))
+    return std::move(err);
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Training graphs
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Peak of the bytes a list of nodes allocates while it runs in order, each
+/// produced value freed after its last reader in the list unless `keep`
+/// says it stays (and never counted when reserved); inputs from elsewhere are
+/// not counted. insertEarlyFrees frees at these points or earlier.
+class LocalPeak {
+public:
+  LocalPeak(const TrainingGraph &graph, const std::vector<char> &reserved)
+      : graph(graph), reserved(reserved), lastUse(graph.numValues(), -1) {}
+
+  template <typename Keep>
+  uint64_t operator()(const std::vector<NodeId> &nodes, Keep keep) {
+    for (size_t i = 0; i < nodes.size(); ++i)
+      for (ValueId in : graph.node(nodes[i]).inputs)
+        lastUse[in] = int(i);
+    uint64_t live = 0, peak = 0;
+    std::vector<ValueId> produced;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const Node &node = graph.node(nodes[i]);
+      for (ValueId out : node.outputs) {
+        if (reserved[out])
+          continue;
+        live += graph.value(out).bytes;
+        produced.push_back(out);
+      }
+      peak = std::max(peak, live + node.workspaceBytes);
+      // Values produced by the list (this node's outputs included) that no
+      // later node of the list reads are gone after this node.
+      size_t kept = 0;
+      for (ValueId v : produced) {
+        if (lastUse[v] <= int(i) && !keep(v))
+          live -= graph.value(v).bytes;
+        else
+          produced[kept++] = v;
+      }
+      produced.resize(kept);
+    }
+    for (size_t i = 0; i < nodes.size(); ++i)
+      for (ValueId in : graph.node(nodes[i]).inputs)
+        lastUse[in] = -1;
+    return peak;
+  }
+
+private:
+  const TrainingGraph &graph;
+  const std::vector<char> &reserved;
+  /// Scratch: last position in the list reading a value.
+  std::vector<int> lastUse;
+};
+} // namespace
+
+llvm::Expected<RotorStageMap>
+remat::buildRotorStageMap(const TrainingGraph &graph,
+                          const std::vector<std::vector<NodeId>> &stagesIn) {
+  const std::vector<NodeId> forward = graph.forwardNodes();
+  const std::vector<NodeId> backward = graph.backwardNodes();
+  if (forward.empty())
+    return makeError("rotor: the graph has no forward node");
+  std::vector<std::vector<NodeId>> stages = stagesIn;
+  if (stages.empty())
+    for (NodeId n : forward)
+      stages.push_back({n});
+
+  const unsigned L = unsigned(stages.size());
+  const size_t numNodes = graph.numNodes(), numValues = graph.numValues();
+  std::vector<unsigned> stageOf(numNodes, 0);
+  for (unsigned l = 1; l <= L; ++l) {
+    std::vector<NodeId> &nodes = stages[l - 1];
+    if (nodes.empty())
+      return makeError("rotor: stage " + llvm::Twine(l) + " is empty");
+    std::sort(nodes.begin(), nodes.end());
+    for (NodeId n : nodes) {
+      if (n < 0 || size_t(n) >= numNodes ||
+          graph.node(n).phase != Phase::Forward)
+        return makeError("rotor: stage " + llvm::Twine(l) +
+                         " lists a node that is not a forward node");
+      if (stageOf[n])
+        return makeError("rotor: node '" + graph.node(n).name +
+                         "' is in two stages");
+      stageOf[n] = l;
+    }
+  }
+  for (NodeId n : forward) {
+    if (!stageOf[n])
+      return makeError("rotor: forward node '" + graph.node(n).name +
+                       "' is in no stage");
+    for (ValueId in : graph.node(n).inputs) {
+      NodeId p = graph.value(in).producer;
+      if (p >= 0 && stageOf[p] > stageOf[n])
+        return makeError("rotor: stages are not in a topological order ('" +
+                         graph.node(n).name + "' reads a later stage)");
+    }
+  }
+
+  RotorStageMap map;
+  map.reserved.assign(numValues, 0);
+  map.producerStage.assign(numValues, 0);
+  for (ValueId v = 0; v < ValueId(numValues); ++v) {
+    const GraphValue &value = graph.value(v);
+    map.reserved[v] = !value.isFixed() && value.isOutput;
+    if (map.reserved[v])
+      map.reservedBytes += value.bytes;
+  }
+
+  // f(v): the last stage that reads forward value v in the forward pass (at
+  // least its producer's). A backward node reading v in any group <= f(v)
+  // adds v to no cut beyond those the forward pass already needs.
+  auto isForwardValue = [&](ValueId v) {
+    NodeId p = graph.value(v).producer;
+    return p >= 0 && graph.node(p).phase == Phase::Forward;
+  };
+  // Fixed values (parameters, inputs) count as produced before stage 1: a
+  // backward node reading a weight belongs with the stage that reads it
+  // (dW = x^T dz, dx = dz W^T), not earlier.
+  std::vector<unsigned> lastForwardReader(numValues, 0);
+  for (ValueId v = 0; v < ValueId(numValues); ++v) {
+    bool fixed = graph.value(v).isFixed();
+    if (!fixed && !isForwardValue(v))
+      continue;
+    unsigned f = fixed ? 0 : stageOf[graph.value(v).producer];
+    for (NodeId user : graph.value(v).users)
+      if (graph.node(user).phase == Phase::Forward)
+        f = std::max(f, stageOf[user]);
+    lastForwardReader[v] = f;
+  }
+
+  // Groups, in reverse program order so that every backward reader of a
+  // node's outputs is placed first. sigma(b) must be >= the stage of every
+  // forward value b reads (B^l only sees abar^l, a^{l-1} and older stored
+  // items) and >= sigma of every backward reader (readers run later, and
+  // groups run L, L-1, ..., 1). Within that, b goes to the latest group at
+  // which its forward inputs are still in the cut anyway (min f), so that
+  // no cut grows for it; a node reading neither a forward value nor a fixed
+  // one that the forward pass reads goes with its first reader.
+  std::vector<unsigned> group(numNodes, 0);
+  for (auto it = backward.rbegin(); it != backward.rend(); ++it) {
+    const Node &node = graph.node(*it);
+    unsigned lo = 1, target = std::numeric_limits<unsigned>::max();
+    bool readsForward = false;
+    for (ValueId in : node.inputs) {
+      if (graph.value(in).isFixed()) {
+        if (lastForwardReader[in] > 0) {
+          readsForward = true;
+          target = std::min(target, lastForwardReader[in]);
+        }
+        continue;
+      }
+      if (!isForwardValue(in))
+        continue;
+      readsForward = true;
+      lo = std::max(lo, stageOf[graph.value(in).producer]);
+      target = std::min(target, lastForwardReader[in]);
+    }
+    for (ValueId out : node.outputs)
+      for (NodeId user : graph.value(out).users)
+        lo = std::max(lo, group[user]);
+    group[*it] = std::min(L, readsForward ? std::max(lo, target) : lo);
+  }
+
+  map.chain = RotorChain::withLength(L);
+  RotorChain &chain = map.chain;
+  map.forward.assign(L + 1, {});
+  map.backward.assign(L + 1, {});
+  for (unsigned l = 1; l <= L; ++l)
+    map.forward[l] = stages[l - 1];
+  for (NodeId b : backward)
+    map.backward[group[b]].push_back(b);
+
+  // The sets: every value's membership is an interval of l.
+  map.aValues.assign(L + 1, {});
+  map.abarValues.assign(L + 1, {});
+  map.deltaValues.assign(L + 1, {});
+  for (ValueId v = 0; v < ValueId(numValues); ++v) {
+    const GraphValue &value = graph.value(v);
+    if (value.isFixed())
+      continue;
+    bool fwd = isForwardValue(v);
+    unsigned own = fwd ? stageOf[value.producer] : group[value.producer];
+    map.producerStage[v] = own;
+    if (map.reserved[v])
+      continue;
+    if (fwd) {
+      unsigned last = own;
+      bool ownGroupReads = false;
+      for (NodeId user : value.users) {
+        bool userForward = graph.node(user).phase == Phase::Forward;
+        unsigned at = userForward ? stageOf[user] : group[user];
+        last = std::max(last, at);
+        ownGroupReads |= !userForward && at == own;
+      }
+      // a^l for own <= l < last.
+      for (unsigned l = own; l < last; ++l)
+        map.aValues[l].push_back(v);
+      if (own < last || ownGroupReads)
+        map.abarValues[own].push_back(v);
+    } else {
+      unsigned first = own;
+      for (NodeId user : value.users)
+        first = std::min(first, group[user]);
+      // delta^l for first <= l < own.
+      for (unsigned l = first; l < own; ++l)
+        map.deltaValues[l].push_back(v);
+    }
+  }
+  // abar^l = A^l plus what group l reads of stage l: add the pass-through
+  // members of A^l (produced earlier), kept sorted by id.
+  for (unsigned l = 1; l <= L; ++l) {
+    std::vector<ValueId> merged;
+    std::set_union(map.aValues[l].begin(), map.aValues[l].end(),
+                   map.abarValues[l].begin(), map.abarValues[l].end(),
+                   std::back_inserter(merged));
+    map.abarValues[l] = std::move(merged);
+  }
+
+  auto bytesOf = [&](const std::vector<ValueId> &values) {
+    uint64_t sum = 0;
+    for (ValueId v : values)
+      sum += graph.value(v).bytes;
+    return sum;
+  };
+  for (unsigned l = 0; l <= L; ++l) {
+    chain.a[l] = bytesOf(map.aValues[l]);
+    chain.abar[l] = l ? bytesOf(map.abarValues[l]) : 0;
+    chain.delta[l] = bytesOf(map.deltaValues[l]);
+  }
+
+  // Costs and overheads. o_f^l covers both flavours: F_all keeps abar^l
+  // (model: abar^l + o_f), F_none / F_ck keep a^l (model: a^l + o_f), and
+  // the node allocates its outputs either way; F_none / F_ck of the last
+  // stage never occur (nothing reads a^L).
+  LocalPeak localPeak(graph, map.reserved);
+  std::vector<char> mark(numValues, 0);
+  auto markAll = [&](const std::vector<ValueId> &values, char on) {
+    for (ValueId v : values)
+      mark[v] = on;
+  };
+  auto keepMarked = [&](ValueId v) { return bool(mark[v]); };
+  for (unsigned l = 1; l <= L; ++l) {
+    for (NodeId n : map.forward[l]) {
+      chain.costF[l] += graph.node(n).cost;
+      for (ValueId out : graph.node(n).outputs)
+        if (map.reserved[out])
+          chain.pinned[l] = true;
+    }
+    for (NodeId n : map.backward[l])
+      chain.costB[l] += graph.node(n).cost;
+    // B^l needs F_all^l only if group l reads something stage l produced
+    // (R^l, the members of Abar^l produced by stage l and read by group l).
+    // The last stage always runs F_all: it must be computed once.
+    bool readsOwn = false;
+    for (NodeId n : map.backward[l])
+      for (ValueId in : graph.node(n).inputs)
+        readsOwn |= !graph.value(in).isFixed() && isForwardValue(in) &&
+                    stageOf[graph.value(in).producer] == l;
+    chain.backwardReadsAbar[l] = readsOwn || l == L;
+
+    markAll(map.abarValues[l], 1);
+    uint64_t peakAll = localPeak(map.forward[l], keepMarked);
+    markAll(map.abarValues[l], 0);
+    uint64_t over = peakAll > chain.abar[l] ? peakAll - chain.abar[l] : 0;
+    if (l < L) {
+      markAll(map.aValues[l], 1);
+      uint64_t peakCk = localPeak(map.forward[l], keepMarked);
+      markAll(map.aValues[l], 0);
+      if (peakCk > chain.a[l])
+        over = std::max(over, peakCk - chain.a[l]);
+    }
+    chain.overheadF[l] = over;
+
+    markAll(map.deltaValues[l - 1], 1);
+    uint64_t peakB = localPeak(map.backward[l], keepMarked);
+    markAll(map.deltaValues[l - 1], 0);
+    chain.overheadB[l] =
+        peakB > chain.delta[l - 1] ? peakB - chain.delta[l - 1] : 0;
+  }
+  return map;
+}
+
+llvm::Expected<Schedule>
+remat::scheduleFromRotorSequence(const TrainingGraph &graph,
+                                 const RotorStageMap &map,
+                                 const RotorSequence &sequence) {
+  const unsigned L = map.chain.length();
+  if (map.forward.size() != L + 1 || map.backward.size() != L + 1 ||
+      map.reserved.size() != graph.numValues())
+    return makeError("rotor: the stage map does not belong to this graph");
+  // The operations' compute order, checked against the items of Table 1 as
+  // simulateRotorSequence does; the frees are then placed by
+  // insertEarlyFrees: every buffer right after its last use. A stored item
+  // holds only buffers that a later operation reads (or none later: then it
+  // is freed sooner), so the plan's memory never exceeds the model's.
+  std::vector<char> haveA(L + 1, 0), haveAbar(L + 1, 0), haveDelta(L + 1, 0);
+  haveA[0] = 1;
+  haveDelta[L] = 1;
+  std::vector<NodeId> order;
+  for (size_t i = 0; i < sequence.size(); ++i) {
+    const RotorOp &op = sequence[i];
+    const unsigned l = op.stage;
+    auto bad = [&](const std::string &why) {
+      return makeError("rotor: op " + llvm::Twine(i) + " (" +
+                       formatRotorSequence({op}) + "): " + why);
+    };
+    if (l < 1 || l > L)
+      return bad("stage out of range");
+    bool inputStored = haveA[l - 1] || (l > 1 && haveAbar[l - 1]);
+    switch (op.kind) {
+    case RotorOp::Kind::Drop:
+      if (haveA[l])
+        haveA[l] = 0;
+      else if (haveAbar[l])
+        haveAbar[l] = 0;
+      else
+        return bad("nothing of the stage is stored");
+      continue;
+    case RotorOp::Kind::FNone:
+    case RotorOp::Kind::FCk:
+    case RotorOp::Kind::FAll:
+      if (op.kind == RotorOp::Kind::FNone ? !haveA[l - 1] : !inputStored)
+        return bad("its input is not stored");
+      if (haveA[l] || haveAbar[l])
+        return bad("its output is already stored");
+      order.insert(order.end(), map.forward[l].begin(), map.forward[l].end());
+      (op.kind == RotorOp::Kind::FAll ? haveAbar : haveA)[l] = 1;
+      if (op.kind == RotorOp::Kind::FNone)
+        haveA[l - 1] = 0;
+      continue;
+    case RotorOp::Kind::B:
+      if (!haveDelta[l] || (map.chain.readsAbar(l) && !haveAbar[l]) ||
+          !inputStored || haveDelta[l - 1])
+        return bad("its inputs are not stored");
+      order.insert(order.end(), map.backward[l].begin(),
+                   map.backward[l].end());
+      haveDelta[l - 1] = 1;
+      haveDelta[l] = 0;
+      haveAbar[l] = 0;
+      haveA[l - 1] = 0;
+      continue;
+    }
+  }
+  return insertEarlyFrees(graph, order);
+}
+
+TrainingGraph remat::makeRotorChainGraph(const RotorChain &chain) {
+  TrainingGraph g;
+  const unsigned L = chain.length();
+  std::vector<ValueId> acts(L + 1, -1), extra(L + 1, -1);
+  acts[0] = g.addFixedValue("a0", chain.a[0]);
+  for (unsigned l = 1; l <= L; ++l) {
+    std::string id = std::to_string(l);
+    NodeId f = g.addNode("F" + id, "rotor.forward", chain.costF[l],
+                         Phase::Forward, {acts[l - 1]});
+    acts[l] = g.addOutput(f, "a" + id, chain.a[l]);
+    uint64_t more = chain.abar[l] - chain.a[l];
+    if (more > 0)
+      extra[l] = g.addOutput(f, "abar" + id, more);
+    // The node allocates abar^l - a^l even in an F_none, where the model
+    // counts it in o_f^l: the workspace is what remains of o_f^l. (F^L only
+    // ever runs as F_all.)
+    uint64_t overhead = chain.overheadF[l];
+    g.node(f).workspaceBytes =
+        l < L ? overhead - std::min(overhead, more) : overhead;
+  }
+  ValueId grad = g.addFixedValue("delta" + std::to_string(L), chain.delta[L]);
+  for (unsigned l = L; l >= 1; --l) {
+    std::vector<ValueId> inputs = {grad, acts[l]};
+    if (extra[l] >= 0)
+      inputs.push_back(extra[l]);
+    inputs.push_back(acts[l - 1]);
+    NodeId b = g.addNode("B" + std::to_string(l), "rotor.backward",
+                         chain.costB[l], Phase::Backward, inputs);
+    grad = g.addOutput(b, "delta" + std::to_string(l - 1), chain.delta[l - 1]);
+    g.node(b).workspaceBytes = chain.overheadB[l];
+  }
+  g.markOutput(grad);
+  return g;
+}
+
+//===----------------------------------------------------------------------===//
+// The solvers
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct Attempt {
+  Schedule schedule;
+  SimulationReport report;
+  RotorSolveInfo info;
+  bool fits = false;
+};
+
+/// Merges consecutive stages so that at most `maxStages` remain.
+std::vector<std::vector<NodeId>>
+coarsen(std::vector<std::vector<NodeId>> stages, unsigned maxStages) {
+  if (maxStages == 0 || stages.size() <= maxStages)
+    return stages;
+  std::vector<std::vector<NodeId>> out(maxStages);
+  size_t n = stages.size();
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<NodeId> &bucket = out[i * maxStages / n];
+    bucket.insert(bucket.end(), stages[i].begin(), stages[i].end());
+  }
+  return out;
+}
+
+/// Simulates the sequence the table gives at m slots.
+llvm::Expected<Attempt> tryAt(const TrainingGraph &graph,
+                              const RotorStageMap &map,
+                              const RotorTable &table, unsigned m) {
+  llvm::Expected<RotorSequence> sequence = table.sequence(m);
+  if (!sequence)
+    return sequence.takeError();
+  llvm::Expected<Schedule> schedule =
+      scheduleFromRotorSequence(graph, map, *sequence);
+  if (!schedule)
+    return schedule.takeError();
+  Attempt attempt;
+  attempt.schedule = std::move(*schedule);
+  attempt.report = simulate(graph, attempt.schedule);
+  if (!attempt.report.valid)
+    return makeError("rotor: converted sequence is invalid (internal "
+                     "error): " +
+                     attempt.report.error);
+  attempt.info.length = map.chain.length();
+  attempt.info.slots = table.slots();
+  attempt.info.usedSlots = m;
+  attempt.info.slotBytes = table.slotBytes();
+  attempt.info.modelCost = table.cost(m);
+  attempt.info.tableBytes = table.tableBytes();
+  return std::move(attempt);
+}
+
+/// Better: fits before not, then (cost, peak) among fitting plans and (peak,
+/// cost) among the others.
+bool better(const Attempt &x, const Attempt &y) {
+  if (x.fits != y.fits)
+    return x.fits;
+  if (x.fits)
+    return std::tie(x.report.totalCost, x.report.peakBytes) <
+           std::tie(y.report.totalCost, y.report.peakBytes);
+  return std::tie(x.report.peakBytes, x.report.totalCost) <
+         std::tie(y.report.peakBytes, y.report.totalCost);
+}
+
+/// A model memory every sequence fits in: all items at once.
+uint64_t allItemsBound(const RotorChain &chain) {
+  uint64_t upper = 1;
+  for (unsigned l = 0; l <= chain.length(); ++l)
+    upper += chain.a[l] + chain.abar[l] + chain.delta[l] +
+             chain.overheadF[l] + chain.overheadB[l];
+  return upper;
+}
+
+bool timeLeft(const Deadline &deadline) {
+  return !deadline || std::chrono::steady_clock::now() < *deadline;
+}
+
+llvm::Expected<Attempt> solveMapped(const TrainingGraph &graph,
+                                    const RotorStageMap &map,
+                                    std::optional<uint64_t> budget,
+                                    const RotorDPOptions &dp,
+                                    const Deadline &deadline) {
+  const RotorChain &chain = map.chain;
+  const uint64_t upper = allItemsBound(chain);
+  std::optional<Attempt> best;
+  unsigned retries = 0, tables = 0;
+  auto consider = [&](Attempt attempt) {
+    attempt.fits = budget && attempt.report.peakBytes <= *budget;
+    attempt.info.feasible = attempt.fits;
+    attempt.info.retries = retries;
+    if (!best || better(attempt, *best))
+      best = std::move(attempt);
+  };
+  auto build = [&](uint64_t memory) {
+    ++tables;
+    return RotorTable::build(chain, memory, dp);
+  };
+  // The optimum of the table for `memory` bytes, in the least memory that
+  // still gives it; std::nullopt when the table finds nothing.
+  auto planAt = [&](uint64_t memory) -> llvm::Expected<std::optional<Attempt>> {
+    llvm::Expected<RotorTable> table = build(memory);
+    if (!table)
+      return table.takeError();
+    if (std::isinf(table->cost()))
+      return std::nullopt;
+    llvm::Expected<Attempt> attempt =
+        tryAt(graph, map, *table, table->leastSlotsForCost(table->slots()));
+    if (!attempt)
+      return attempt.takeError();
+    attempt->fits = budget && attempt->report.peakBytes <= *budget;
+    return std::optional<Attempt>(std::move(*attempt));
+  };
+
+  if (budget && *budget >= map.reservedBytes) {
+    // 1. The table's memory is what the chain's items may use: the budget
+    //    minus the reserved step outputs. The model bounds the simulated
+    //    peak from above, so this plan fits; should it not, the table gets
+    //    less memory (counted in `retries`, expected to stay 0).
+    uint64_t memory = *budget - map.reservedBytes;
+    bool feasible = false;
+    for (int round = 0; round < 6; ++round) {
+      auto attempt = planAt(memory);
+      if (!attempt)
+        return attempt.takeError();
+      if (!*attempt)
+        break;
+      feasible = true;
+      uint64_t peak = (*attempt)->report.peakBytes;
+      bool fits = (*attempt)->fits;
+      consider(std::move(**attempt));
+      if (fits)
+        break;
+      uint64_t excess = peak - *budget;
+      if (excess >= memory)
+        break;
+      memory -= excess;
+      ++retries;
+    }
+    // 2. The model over-counts (a buffer held by several stored items,
+    //    sizes rounded up to slots), so a table given more memory can find a
+    //    cheaper plan whose simulated peak still fits. While the best plan
+    //    leaves more than 2% of the budget unused, scale the table's memory
+    //    by how much the model over-counted, and bisect once a plan does not
+    //    fit; every plan is judged by the simulator. Two more tables at
+    //    most: a table is O(L^3 S) and the gain is usually a few percent.
+    uint64_t room = *budget - map.reservedBytes;
+    uint64_t lo = feasible ? memory : 0, hi = 0; // hi: least memory that failed
+    for (int round = 0; round < 2 && timeLeft(deadline); ++round) {
+      uint64_t used = best && best->fits
+                          ? best->report.peakBytes - map.reservedBytes
+                          : 0;
+      uint64_t next;
+      if (hi == 0) {
+        if (!best || !best->fits || used >= room - room / 50)
+          break;
+        // The model's memory per simulated byte, applied to the room left.
+        double ratio = double(lo) / std::max<uint64_t>(used, 1);
+        next = uint64_t(std::min<double>(double(upper), room * ratio));
+      } else {
+        next = lo + (hi - lo) / 2;
+      }
+      if (next <= lo || (hi && next >= hi) || (hi && hi - lo <= hi / 64))
+        break;
+      auto attempt = planAt(next);
+      if (!attempt)
+        return attempt.takeError();
+      if (*attempt && (*attempt)->fits) {
+        consider(std::move(**attempt));
+        lo = next;
+        if (next >= upper)
+          break; // Every item fits: nothing cheaper exists.
+      } else {
+        if (*attempt)
+          consider(std::move(**attempt));
+        hi = next;
+      }
+    }
+    if (best && best->fits) {
+      best->info.tables = tables;
+      return std::move(*best);
+    }
+  }
+
+  // No budget, or none fits: the least memory. Start from a limit every
+  // chain fits in, judge several columns of the table by the simulator (the
+  // model's least memory need not be the graph's), and re-discretise around
+  // the least feasible memory, which shrinks the slot.
+  std::optional<RotorTable> table;
+  uint64_t limit = upper;
+  for (int round = 0; round < 8 && !table; ++round, limit *= 2) {
+    llvm::Expected<RotorTable> built = build(limit);
+    if (!built)
+      return built.takeError();
+    if (built->leastFeasibleSlots())
+      table = std::move(*built);
+  }
+  if (!table)
+    return makeError("rotor: no feasible sequence (internal error)");
+  for (int round = 0; round < 4; ++round) {
+    unsigned least = *table->leastFeasibleSlots();
+    // Every distinct optimum of the table at the least memory that gives it
+    // (the breakpoints of the cost curve), judged by the simulator.
+    for (unsigned m = least; m <= table->slots(); ++m) {
+      if (m > least && !(table->cost(m) < table->cost(m - 1)))
+        continue;
+      llvm::Expected<Attempt> attempt = tryAt(graph, map, *table, m);
+      if (!attempt)
+        return attempt.takeError();
+      consider(std::move(*attempt));
+      if (!timeLeft(deadline))
+        break;
+    }
+    if (!timeLeft(deadline))
+      break;
+    uint64_t bytes = uint64_t(std::ceil(least * table->slotBytes()));
+    if (bytes == 0 || bytes >= table->memoryBytes())
+      break;
+    llvm::Expected<RotorTable> finer = build(bytes);
+    if (!finer)
+      return finer.takeError();
+    if (!finer->leastFeasibleSlots())
+      break;
+    table = std::move(*finer);
+  }
+  best->info.tables = tables;
+  return std::move(*best);
+}
+
+} // namespace
+
+llvm::Expected<Schedule> remat::solveRotorFamily(
+    const TrainingGraph &graph, const SolverOptions &options,
+    const RotorOptions &rotorOptions, const RotorDPOptions &dp,
+    RotorSolveInfo *info) {
+  if (graph.forwardNodes().empty()) {
+    // Nothing to checkpoint: run the nodes in order.
+    std::vector<NodeId> order(graph.numNodes());
+    std::iota(order.begin(), order.end(), 0);
+    return insertEarlyFrees(graph, order);
+  }
+  // Candidate stagings: one stage per forward node (Checkmate's
+  // linearization, seeds/003 appendix B.2), and the top level of the linear
+  // hierarchy (seeds/001 §4), whose stages hide branches and skip
+  // connections the way rotor's own experiments cut ResNets into blocks.
+  std::vector<std::pair<std::string, std::vector<std::vector<NodeId>>>>
+      stagings;
+  {
+    std::vector<std::vector<NodeId>> perNode;
+    for (NodeId n : graph.forwardNodes())
+      perNode.push_back({n});
+    stagings.emplace_back("nodes",
+                          coarsen(std::move(perNode), rotorOptions.maxStages));
+  }
+  if (rotorOptions.tryHierarchy) {
+    StructureAnalysis analysis(graph);
+    std::vector<int> top = analysis.hierarchy.topLevelStages();
+    if (top.size() > 1 && top.size() < graph.forwardNodes().size()) {
+      std::vector<std::vector<NodeId>> stages;
+      for (int id : top) {
+        std::vector<NodeId> nodes;
+        for (Vertex v : analysis.hierarchy.vertices(id))
+          nodes.push_back(analysis.graph.nodeId(v));
+        stages.push_back(std::move(nodes));
+      }
+      stagings.emplace_back("hierarchy",
+                            coarsen(std::move(stages), rotorOptions.maxStages));
+    }
+  }
+
+  const Deadline deadline = deadlineFrom(options);
+  std::optional<Attempt> best;
+  std::string firstError;
+  for (auto &[name, stages] : stagings) {
+    llvm::Expected<RotorStageMap> map = buildRotorStageMap(graph, stages);
+    if (!map) {
+      // A staging the map rejects (not a topological partition) is skipped;
+      // the per-node staging always maps.
+      if (firstError.empty())
+        firstError = llvm::toString(map.takeError());
+      else
+        llvm::consumeError(map.takeError());
+      continue;
+    }
+    llvm::Expected<Attempt> attempt =
+        solveMapped(graph, *map, options.budget, dp, deadline);
+    if (!attempt)
+      return attempt.takeError();
+    attempt->info.stages = name;
+    if (!best || better(*attempt, *best))
+      best = std::move(*attempt);
+  }
+  if (!best)
+    return makeError(firstError.empty() ? "rotor: no staging" : firstError);
+  if (info)
+    *info = best->info;
+  return std::move(best->schedule);
+}
+
+llvm::Expected<Schedule> remat::solveRotor(const TrainingGraph &graph,
+                                           const SolverOptions &options,
+                                           const RotorOptions &rotorOptions,
+                                           RotorSolveInfo *info) {
+  RotorDPOptions dp;
+  dp.slots = rotorOptions.slots;
+  dp.allowFAllChains = true;
+  return solveRotorFamily(graph, options, rotorOptions, dp, info);
+}

@@ -1,0 +1,141 @@
+//===- GpuHostBuffers.cpp - Host allocations become device allocations ----===//
+//
+// remat-host-buffers-to-gpu: after kernel outlining, the host functions only
+// allocate, launch, free and call. Every `memref.alloc` becomes a `gpu.alloc`
+// and every `memref.dealloc` a `gpu.dealloc` *at the same place*, so that the
+// device program allocates the buffers the simulator predicts and frees them
+// where remat-early-free put the frees. Whatever would still touch buffer
+// contents on the host is an error: after this pass every buffer lives on the
+// device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+namespace remat {
+#define GEN_PASS_DEF_REMATHOSTBUFFERSTOGPUPASS
+#include "remat/Transforms/Passes.h.inc"
+} // namespace remat
+
+using namespace mlir;
+
+namespace {
+
+/// Whether `op` reads or writes the contents of a memref on the host.
+bool accessesBufferContents(Operation *op) {
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return false;
+  SmallVector<MemoryEffects::EffectInstance> instances;
+  effects.getEffects(instances);
+  for (const MemoryEffects::EffectInstance &effect : instances) {
+    if (!isa<MemoryEffects::Read, MemoryEffects::Write>(effect.getEffect()))
+      continue;
+    Value value = effect.getValue();
+    if (value && isa<BaseMemRefType>(value.getType()))
+      return true;
+  }
+  return false;
+}
+
+struct RematHostBuffersToGpuPass
+    : remat::impl::RematHostBuffersToGpuPassBase<RematHostBuffersToGpuPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  /// Rewrites one host function; false after an error.
+  bool convertFunction(func::FuncOp func);
+};
+
+} // namespace
+
+bool RematHostBuffersToGpuPass::convertFunction(func::FuncOp func) {
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) { ops.push_back(op); });
+
+  IRRewriter rewriter(&getContext());
+  bool ok = true;
+  for (Operation *op : ops) {
+    rewriter.setInsertionPoint(op);
+    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      auto replacement = gpu::AllocOp::create(
+          rewriter, alloc.getLoc(), alloc.getType(), /*asyncToken=*/Type(),
+          /*asyncDependencies=*/ValueRange(), alloc.getDynamicSizes(),
+          alloc.getSymbolOperands(), /*hostShared=*/false);
+      rewriter.replaceOp(alloc, replacement.getMemref());
+      continue;
+    }
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+      gpu::DeallocOp::create(rewriter, dealloc.getLoc(), /*asyncToken=*/Type(),
+                             /*asyncDependencies=*/ValueRange(),
+                             dealloc.getMemref());
+      rewriter.eraseOp(dealloc);
+      continue;
+    }
+    if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+      // gpu.memcpy copies the bytes of the destination's shape from the
+      // aligned pointers plus offset: right only for contiguous buffers.
+      auto source = dyn_cast<MemRefType>(copy.getSource().getType());
+      auto target = dyn_cast<MemRefType>(copy.getTarget().getType());
+      if (!source || !target || !source.getLayout().isIdentity() ||
+          !target.getLayout().isIdentity() || !source.hasStaticShape()) {
+        copy.emitError("remat-host-buffers-to-gpu: only copies between "
+                       "statically shaped identity-layout buffers can run on "
+                       "the GPU");
+        ok = false;
+        continue;
+      }
+      gpu::MemcpyOp::create(rewriter, copy.getLoc(), /*asyncToken=*/Type(),
+                            /*asyncDependencies=*/ValueRange(),
+                            copy.getTarget(), copy.getSource());
+      rewriter.eraseOp(copy);
+      continue;
+    }
+    if (isa<memref::AllocaOp>(op)) {
+      op->emitError("remat-host-buffers-to-gpu: a stack buffer on the host "
+                    "cannot be accessed by kernels");
+      ok = false;
+      continue;
+    }
+    if (isa<memref::GetGlobalOp>(op)) {
+      op->emitError("remat-host-buffers-to-gpu: a host global (a constant "
+                    "tensor) cannot be accessed by kernels; constant tensors "
+                    "are not supported on the GPU path");
+      ok = false;
+      continue;
+    }
+    // Calls hand descriptors to other host functions or to the runtime
+    // (which copies device results back to print them): no host access here.
+    if (isa<func::CallOp>(op) ||
+        isa_and_nonnull<gpu::GPUDialect>(op->getDialect()))
+      continue;
+    if (accessesBufferContents(op)) {
+      op->emitError() << "remat-host-buffers-to-gpu: '" << op->getName()
+                      << "' would access a device buffer from the host (it "
+                         "was not placed in a kernel)";
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+void RematHostBuffersToGpuPass::runOnOperation() {
+  bool ok = true;
+  // Host functions are the module's func.func ops; kernels live in
+  // gpu.module ops and are not visited.
+  for (auto func : getOperation().getOps<func::FuncOp>())
+    ok &= convertFunction(func);
+  if (!ok)
+    signalPassFailure();
+}

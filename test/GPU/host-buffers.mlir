@@ -1,0 +1,74 @@
+// RUN: remat-opt %s --split-input-file --remat-host-buffers-to-gpu | FileCheck %s
+// RUN: remat-opt %s --split-input-file --remat-host-buffers-to-gpu --gpu-async-region | FileCheck %s --check-prefix=ASYNC
+
+// Host allocations and frees become device allocations and frees at the same
+// places; kernels in gpu.module are not touched.
+// CHECK-LABEL: func.func @step
+// CHECK: %[[A:.*]] = gpu.alloc () : memref<64xf32>
+// CHECK-NEXT: gpu.launch_func @kernels::@fill {{.*}} args(%[[A]] : memref<64xf32>)
+// CHECK-NEXT: %[[B:.*]] = gpu.alloc () : memref<64xf32>
+// CHECK-NEXT: gpu.launch_func @kernels::@copy {{.*}} args(%[[A]] : memref<64xf32>, %[[B]] : memref<64xf32>)
+// CHECK-NEXT: gpu.dealloc %[[A]] : memref<64xf32>
+// CHECK-NEXT: return %[[B]]
+// CHECK: gpu.module @kernels
+// CHECK-NOT: gpu.alloc
+//
+// gpu-async-region then threads one token through them, in program order,
+// and synchronizes before returning.
+// ASYNC-LABEL: func.func @step
+// ASYNC: %[[T0:.*]] = gpu.wait async
+// ASYNC-NEXT: %[[A:.*]], %[[T1:.*]] = gpu.alloc async [%[[T0]]] () : memref<64xf32>
+// ASYNC-NEXT: %[[T2:.*]] = gpu.launch_func async [%[[T1]]] @kernels::@fill
+// ASYNC-NEXT: %[[B:.*]], %[[T3:.*]] = gpu.alloc async [%[[T2]]] () : memref<64xf32>
+// ASYNC-NEXT: %[[T4:.*]] = gpu.launch_func async [%[[T3]]] @kernels::@copy
+// ASYNC-NEXT: %[[T5:.*]] = gpu.dealloc async [%[[T4]]] %[[A]] : memref<64xf32>
+// ASYNC-NEXT: gpu.wait [%[[T5]]]
+// ASYNC-NEXT: return %[[B]]
+module attributes {gpu.container_module} {
+  func.func @step() -> memref<64xf32> {
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    %a = memref.alloc() : memref<64xf32>
+    gpu.launch_func @kernels::@fill blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%a : memref<64xf32>)
+    %b = memref.alloc() : memref<64xf32>
+    gpu.launch_func @kernels::@copy blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%a : memref<64xf32>, %b : memref<64xf32>)
+    memref.dealloc %a : memref<64xf32>
+    return %b : memref<64xf32>
+  }
+  gpu.module @kernels {
+    gpu.func @fill(%a: memref<64xf32>) kernel {
+      %i = gpu.thread_id x
+      %one = arith.constant 1.0 : f32
+      memref.store %one, %a[%i] : memref<64xf32>
+      gpu.return
+    }
+    gpu.func @copy(%a: memref<64xf32>, %b: memref<64xf32>) kernel {
+      %i = gpu.thread_id x
+      %v = memref.load %a[%i] : memref<64xf32>
+      memref.store %v, %b[%i] : memref<64xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A copy between identity-layout buffers is a device copy; a call passes
+// descriptors on and stays.
+// CHECK-LABEL: func.func @copy_and_print
+// CHECK: %[[A:.*]] = gpu.alloc () : memref<4x4xf32>
+// CHECK: %[[B:.*]] = gpu.alloc () : memref<4x4xf32>
+// CHECK: gpu.memcpy %[[B]], %[[A]] : memref<4x4xf32>, memref<4x4xf32>
+// CHECK: call @print(%[[B]])
+// CHECK: gpu.dealloc %[[A]]
+// CHECK: gpu.dealloc %[[B]]
+func.func private @print(memref<4x4xf32>)
+func.func @copy_and_print() {
+  %a = memref.alloc() : memref<4x4xf32>
+  %b = memref.alloc() : memref<4x4xf32>
+  memref.copy %a, %b : memref<4x4xf32> to memref<4x4xf32>
+  call @print(%b) : (memref<4x4xf32>) -> ()
+  memref.dealloc %a : memref<4x4xf32>
+  memref.dealloc %b : memref<4x4xf32>
+  return
+}

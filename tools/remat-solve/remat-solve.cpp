@@ -1,0 +1,306 @@
+//===- remat-solve.cpp - The solvers alone, on a JSON training graph ------===//
+//
+//   remat-solve GRAPH.json [--solver=NAME|all] [--budget=B|N%|sweep]
+//               [--sweep-points=K] [--time-limit=S] [--json] [--list]
+//
+// Reads a training graph (the project's JSON format or the NetworkX node-link
+// format of the Checkmate graphs, docs/formats.md), runs the chosen solvers
+// and prints, for each, the simulator's figures for its plan: peak bytes, cost
+// overhead, recomputations, solve time and whether the budget is met. Every
+// figure comes from the simulator (runSolver), never from a solver's own
+// model (DESIGN.md §5). `--json` prints the same as a JSON document, with the
+// schedules.
+//
+// Budgets: bytes (`123456`, `64KiB`, `1.5MiB`, `2GiB`, also KB/MB/GB), `N%`
+// of the checkpoint-all peak, nothing (min-memory mode: each solver's
+// least-peak plan), or `sweep`: K budgets evenly spaced from the least
+// feasible one (the least peak any of the chosen solvers reaches) to the
+// checkpoint-all peak, printing each solver's frontier.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Graph/GraphIO.h"
+#include "remat/Solvers/Solver.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace remat;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::OptionCategory category("remat-solve options");
+
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<graph.json>"),
+                               cl::Optional, cl::cat(category));
+cl::opt<std::string>
+    solverOption("solver",
+                 cl::desc("Solver name, or 'all' for every registered solver"),
+                 cl::init("all"), cl::cat(category));
+cl::opt<std::string> budgetOption(
+    "budget",
+    cl::desc("Memory budget: bytes (KiB/MiB/GiB/KB/MB/GB), N% of the "
+             "checkpoint-all peak, or 'sweep'; empty: least memory"),
+    cl::init(""), cl::cat(category));
+cl::opt<unsigned> sweepPoints("sweep-points",
+                              cl::desc("Number of budgets of --budget=sweep"),
+                              cl::init(8), cl::cat(category));
+cl::opt<double> timeLimit("time-limit",
+                          cl::desc("Time limit of searching solvers (s)"),
+                          cl::init(60.0), cl::cat(category));
+cl::opt<bool> jsonOutput("json",
+                         cl::desc("Print JSON (with the schedules) instead of "
+                                  "the table"),
+                         cl::init(false), cl::cat(category));
+cl::opt<bool> listSolvers("list", cl::desc("List the solvers and exit"),
+                          cl::init(false), cl::cat(category));
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "remat-solve: " << message << "\n";
+  return 1;
+}
+
+/// Parses a byte count with an optional unit, or a percentage of `reference`.
+std::optional<uint64_t> parseBudget(llvm::StringRef text, uint64_t reference) {
+  text = text.trim();
+  bool percent = text.consume_back("%");
+  double scale = 1;
+  struct Suffix {
+    const char *name;
+    double scale;
+  };
+  static const Suffix suffixes[] = {
+      {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+      {"KB", 1e3},     {"MB", 1e6},        {"GB", 1e9},
+      {"B", 1.0}};
+  if (!percent)
+    for (const Suffix &suffix : suffixes)
+      if (text.consume_back(suffix.name)) {
+        scale = suffix.scale;
+        break;
+      }
+  double value;
+  if (text.trim().getAsDouble(value) || !(value >= 0) || std::isinf(value))
+    return std::nullopt;
+  double bytes =
+      percent ? value / 100.0 * static_cast<double>(reference) : value * scale;
+  return static_cast<uint64_t>(std::floor(bytes));
+}
+
+/// One solver run at one budget.
+struct Row {
+  std::string solver;
+  std::optional<uint64_t> budget;
+  std::optional<SolverResult> result;
+  std::string error;
+};
+
+llvm::json::Value rowToJSON(const Row &row) {
+  llvm::json::Object object{{"solver", row.solver}};
+  object["budget"] = row.budget ? llvm::json::Value(int64_t(*row.budget))
+                                : llvm::json::Value(nullptr);
+  if (!row.result) {
+    object["error"] = row.error;
+    return object;
+  }
+  const SimulationReport &report = row.result->report;
+  object["peak_bytes"] = int64_t(report.peakBytes);
+  object["fixed_bytes"] = int64_t(report.fixedBytes);
+  object["cost_overhead"] = report.overhead();
+  object["total_cost"] = report.totalCost;
+  object["base_cost"] = report.baseCost;
+  object["recomputations"] = int64_t(report.numRecomputations);
+  object["solve_seconds"] = row.result->solveSeconds;
+  object["meets_budget"] = row.result->meetsBudget;
+  object["schedule"] = row.result->schedule.toJSON();
+  return object;
+}
+
+void printTable(llvm::raw_ostream &os, const std::vector<Row> &rows,
+                bool withBudget) {
+  size_t width = 6;
+  for (const Row &row : rows)
+    width = std::max(width, row.solver.size());
+  if (withBudget)
+    os << llvm::left_justify("budget", 14) << "  ";
+  os << llvm::left_justify("solver", width) << "  "
+     << llvm::right_justify("peak_bytes", 14) << "  "
+     << llvm::right_justify("overhead", 8) << "  "
+     << llvm::right_justify("recomputations", 14) << "  "
+     << llvm::right_justify("solve_s", 9) << "  meets_budget\n";
+  for (const Row &row : rows) {
+    if (withBudget)
+      os << llvm::left_justify(row.budget ? std::to_string(*row.budget) : "-",
+                               14)
+         << "  ";
+    os << llvm::left_justify(row.solver, width) << "  ";
+    if (!row.result) {
+      os << "error: " << row.error << "\n";
+      continue;
+    }
+    const SimulationReport &report = row.result->report;
+    os << llvm::right_justify(std::to_string(report.peakBytes), 14) << "  "
+       << llvm::format("%8.3f", report.overhead()) << "  "
+       << llvm::right_justify(std::to_string(report.numRecomputations), 14)
+       << "  " << llvm::format("%9.4f", row.result->solveSeconds) << "  "
+       << (row.result->meetsBudget ? "yes" : "no") << "\n";
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "remat-solve: run checkpointing solvers on a training graph (JSON)\n");
+
+  if (listSolvers) {
+    for (const SolverInfo &solver : allSolvers())
+      llvm::outs() << llvm::left_justify(solver.name, 16) << "  "
+                   << solver.description << "\n";
+    return 0;
+  }
+  if (inputFile.empty())
+    return fail("no input graph (see --help)");
+
+  llvm::Expected<TrainingGraph> graph = loadGraphFile(inputFile);
+  if (!graph)
+    return fail(llvm::toString(graph.takeError()));
+  if (llvm::Error err = graph->verify())
+    return fail("invalid graph: " + llvm::toString(std::move(err)));
+
+  std::vector<const SolverInfo *> solvers;
+  if (solverOption == "all") {
+    for (const SolverInfo &solver : allSolvers())
+      solvers.push_back(&solver);
+  } else {
+    for (llvm::StringRef name : llvm::split(solverOption.getValue(), ',')) {
+      const SolverInfo *solver = findSolver(name.trim());
+      if (!solver)
+        return fail("unknown solver '" + name.trim() +
+                    "'; available solvers: " + solverNames());
+      solvers.push_back(solver);
+    }
+  }
+
+  // The reference of percentages and the top of a sweep.
+  uint64_t checkpointAllPeak =
+      simulate(*graph, solveCheckpointAll(*graph)).peakBytes;
+
+  auto run = [&](const SolverInfo &solver, std::optional<uint64_t> budget) {
+    SolverOptions options;
+    options.budget = budget;
+    options.timeLimitSeconds = timeLimit;
+    Row row{solver.name, budget, std::nullopt, ""};
+    llvm::Expected<SolverResult> result = runSolver(solver, *graph, options);
+    if (result)
+      row.result = std::move(*result);
+    else
+      row.error = llvm::toString(result.takeError());
+    return row;
+  };
+
+  std::vector<Row> rows;
+  bool sweep = budgetOption == "sweep";
+  std::optional<uint64_t> budget;
+  std::vector<uint64_t> budgets;
+  if (sweep) {
+    // The least feasible budget: the least peak the chosen solvers reach in
+    // min-memory mode.
+    uint64_t least = checkpointAllPeak;
+    for (const SolverInfo *solver : solvers) {
+      Row row = run(*solver, std::nullopt);
+      if (row.result)
+        least = std::min(least, row.result->report.peakBytes);
+    }
+    unsigned points = std::max(1u, sweepPoints.getValue());
+    for (unsigned k = 0; k < points; ++k) {
+      uint64_t b = points == 1
+                       ? checkpointAllPeak
+                       : least + (checkpointAllPeak - least) * k / (points - 1);
+      if (budgets.empty() || budgets.back() != b)
+        budgets.push_back(b);
+    }
+    // Grouped by solver: each solver's frontier reads top to bottom.
+    for (const SolverInfo *solver : solvers)
+      for (uint64_t b : budgets)
+        rows.push_back(run(*solver, b));
+  } else {
+    if (!budgetOption.empty()) {
+      budget = parseBudget(budgetOption, checkpointAllPeak);
+      if (!budget)
+        return fail("invalid budget '" + budgetOption +
+                    "': expected bytes (optionally with KiB, MiB, GiB, KB, "
+                    "MB, GB), a percentage such as '60%', or 'sweep'");
+    }
+    for (const SolverInfo *solver : solvers)
+      rows.push_back(run(*solver, budget));
+  }
+
+  bool anyError =
+      llvm::any_of(rows, [](const Row &row) { return !row.result; });
+  const std::vector<NodeId> forward = graph->forwardNodes();
+  if (jsonOutput) {
+    llvm::json::Array results;
+    for (const Row &row : rows)
+      results.push_back(rowToJSON(row));
+    llvm::json::Object document{
+        {"graph",
+         llvm::json::Object{
+             {"file", inputFile.getValue()},
+             {"nodes", int64_t(graph->numNodes())},
+             {"forward_nodes", int64_t(forward.size())},
+             {"values", int64_t(graph->numValues())},
+             {"fixed_bytes", int64_t(graph->fixedBytes())},
+             {"checkpoint_all_peak_bytes", int64_t(checkpointAllPeak)}}},
+        {"results", std::move(results)}};
+    if (sweep) {
+      llvm::json::Array list;
+      for (uint64_t b : budgets)
+        list.push_back(int64_t(b));
+      document["sweep"] = std::move(list);
+    } else {
+      document["budget"] = budget ? llvm::json::Value(int64_t(*budget))
+                                  : llvm::json::Value(nullptr);
+    }
+    llvm::outs() << llvm::formatv("{0:2}",
+                                  llvm::json::Value(std::move(document)))
+                 << "\n";
+  } else {
+    llvm::raw_ostream &os = llvm::outs();
+    os << "graph: " << inputFile << " nodes=" << graph->numNodes()
+       << " forward_nodes=" << forward.size()
+       << " fixed_bytes=" << graph->fixedBytes()
+       << " checkpoint_all_peak_bytes=" << checkpointAllPeak << "\n";
+    if (sweep)
+      os << "budget: sweep of " << budgets.size() << " budgets from "
+         << budgets.front() << " to " << budgets.back() << " bytes\n";
+    else if (budget)
+      os << "budget: " << *budget << " bytes\n";
+    else
+      os << "budget: none (least memory)\n";
+    printTable(os, rows, sweep);
+  }
+  if (anyError) {
+    for (const Row &row : rows)
+      if (!row.result)
+        llvm::errs() << "remat-solve: " << row.error << "\n";
+    return 1;
+  }
+  return 0;
+}
