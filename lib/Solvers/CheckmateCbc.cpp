@@ -89,8 +89,13 @@ CbcOutcome checkmate::runCbc(const Formulation &formulation,
                              std::function<void(const std::string &)> print) {
   OsiClpSolverInterface solver;
   solver.messageHandler()->setLogLevel(0);
-  formulation.load(solver, /*validInequalities=*/true);
+  formulation.load(solver, /*validInequalities=*/getenv("REMAT_NOTIGHT") == nullptr);
   formulation.markIntegers(solver);
+  if (getenv("REMAT_PRESOLVE")) {
+    auto t0 = std::chrono::steady_clock::now();
+    solver.initialSolve();
+    fprintf(stderr, "pre-LP %.1fs status %d obj %g\n", std::chrono::duration<double>(std::chrono::steady_clock::now()-t0).count(), solver.isProvenOptimal(), solver.getObjValue());
+  }
 
   CbcModel model(solver);
   model.setLogLevel(0);
@@ -116,7 +121,7 @@ CbcOutcome checkmate::runCbc(const Formulation &formulation,
   // -timeMode elapsed: CBC's limit is CPU time by default, a wall-clock
   // limit is what a user asks for. A relative gap far below any cost
   // difference: prove optimality.
-  std::vector<const char *> args = {"remat-checkmate", "-log",      "0",
+  std::vector<const char *> args = {"remat-checkmate", "-log", getenv("REMAT_CBC_LOG") ? getenv("REMAT_CBC_LOG") : "0",
                                     "-timeMode",       "elapsed",   "-sec",
                                     limit.c_str(),     "-ratioGap", "1e-7"};
   // The cutoff prunes every node that cannot beat the best plan known

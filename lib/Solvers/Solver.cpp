@@ -8,12 +8,14 @@
 
 #include "remat/Solvers/Solver.h"
 #include "remat/Solvers/Chain.h"
+#include "remat/Solvers/Checkmate.h"
 #include "remat/Solvers/HierarchySolvers.h"
 #include "remat/Solvers/Rotor.h"
 
 #include "llvm/ADT/Twine.h"
 
 #include <chrono>
+#include <optional>
 
 using namespace remat;
 
@@ -82,6 +84,31 @@ const std::vector<SolverInfo> &remat::allSolvers() {
        [](const TrainingGraph &graph, const SolverOptions &options) {
          return solveRevolve(graph, options);
        }},
+      // Optimal rematerialisation on the whole graph (Checkmate.h).
+      {"checkmate-lp",
+       "Checkmate's LP relaxation (CLP) with two-phase rounding, searching "
+       "the rounding threshold and the budget allowance",
+       [](const TrainingGraph &graph, const SolverOptions &options) {
+         return solveCheckmateLP(graph, options);
+       }},
+      {"checkmate-ilp",
+       "Checkmate's MILP (frontier-advancing stages) solved with CBC, warm "
+       "started from the other solvers' best plan",
+       [](const TrainingGraph &graph, const SolverOptions &options) {
+         return solveCheckmateILP(graph, options);
+       }},
+      // The portfolio, last: it runs the solvers above.
+      {"auto",
+       "the portfolio: every solver above within the time limit; the plan "
+       "the simulator finds cheapest within the budget (least peak without "
+       "one)",
+       [](const TrainingGraph &graph,
+          const SolverOptions &options) -> llvm::Expected<Schedule> {
+         llvm::Expected<SolverResult> best = runPortfolio(graph, options);
+         if (!best)
+           return best.takeError();
+         return std::move(best->schedule);
+       }},
   };
   return solvers;
 }
@@ -103,9 +130,62 @@ std::string remat::solverNames() {
   return names;
 }
 
+/// True if plan `a` is better than plan `b` for `options`: within the budget
+/// beats above it; then, with a budget, the lower cost (then the lower
+/// peak); without one, the lower peak (then the lower cost).
+static bool betterPlan(const SolverResult &a, const SolverResult &b,
+                       const SolverOptions &options) {
+  if (a.meetsBudget != b.meetsBudget)
+    return a.meetsBudget;
+  double costA = a.report.totalCost, costB = b.report.totalCost;
+  uint64_t peakA = a.report.peakBytes, peakB = b.report.peakBytes;
+  if (options.budget && a.meetsBudget)
+    return costA != costB ? costA < costB : peakA < peakB;
+  return peakA != peakB ? peakA < peakB : costA < costB;
+}
+
+llvm::Expected<SolverResult>
+remat::runPortfolio(const TrainingGraph &graph, const SolverOptions &options) {
+  auto begin = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         begin)
+        .count();
+  };
+  std::optional<SolverResult> best;
+  std::string errors;
+  for (const SolverInfo &solver : allSolvers()) {
+    if (solver.name == "auto")
+      continue;
+    double remaining = options.timeLimitSeconds - elapsed();
+    // The cheap solvers always run; the searches only with time left.
+    if (best && remaining <= 0)
+      break;
+    SolverOptions sub = options;
+    sub.timeLimitSeconds = std::max(1.0, remaining);
+    llvm::Expected<SolverResult> result = runSolver(solver, graph, sub);
+    if (!result) {
+      errors += (errors.empty() ? "" : "; ") + llvm::toString(result.takeError());
+      continue;
+    }
+    if (!best || betterPlan(*result, *best, options))
+      best = std::move(*result);
+  }
+  if (!best)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "auto: no solver produced a plan: " +
+                                       errors);
+  best->solver = "auto(" + best->solver + ")";
+  best->solveSeconds = elapsed();
+  return std::move(*best);
+}
+
 llvm::Expected<SolverResult> remat::runSolver(const SolverInfo &solver,
                                               const TrainingGraph &graph,
                                               const SolverOptions &options) {
+  // The portfolio reports which solver won.
+  if (solver.name == "auto")
+    return runPortfolio(graph, options);
   // Solvers index the graph without checks; a malformed graph must be an
   // error here rather than a crash inside one of them.
   if (llvm::Error err = graph.verify())

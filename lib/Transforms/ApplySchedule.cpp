@@ -80,11 +80,16 @@ uint64_t checkpointAllPeak(const TrainingGraph &graph) {
   return simulate(graph, solveCheckpointAll(graph)).peakBytes;
 }
 
-/// The least budget any registered solver reaches on `graph`, and which.
+/// The least budget any registered solver reaches on `graph` in its
+/// min-memory mode, and which. The portfolio (`auto`, which only repeats the
+/// others) and Checkmate's solvers (which minimise cost, and without a budget
+/// return the no-recomputation plan) are skipped.
 std::pair<uint64_t, std::string> leastFeasibleBudget(const TrainingGraph &graph) {
   std::pair<uint64_t, std::string> best{std::numeric_limits<uint64_t>::max(),
                                         ""};
   for (const SolverInfo &solver : allSolvers()) {
+    if (solver.name == "auto" || StringRef(solver.name).starts_with("checkmate"))
+      continue;
     llvm::Expected<SolverResult> result = runSolver(solver, graph, {});
     if (!result) {
       llvm::consumeError(result.takeError());
@@ -99,7 +104,8 @@ std::pair<uint64_t, std::string> leastFeasibleBudget(const TrainingGraph &graph)
 /// Runs one solver (or 'none': the program order) on the graph.
 FailureOr<SolverResult> solveStep(func::FuncOp func, const TrainingGraph &graph,
                                   StringRef solverName,
-                                  std::optional<uint64_t> budget) {
+                                  std::optional<uint64_t> budget,
+                                  double timeLimitSeconds) {
   if (solverName == "none") {
     std::vector<NodeId> order(graph.numNodes());
     for (NodeId i = 0; i < static_cast<NodeId>(order.size()); ++i)
@@ -117,6 +123,7 @@ FailureOr<SolverResult> solveStep(func::FuncOp func, const TrainingGraph &graph,
            << solverName << "'; available solvers: none, " << solverNames();
   SolverOptions options;
   options.budget = budget;
+  options.timeLimitSeconds = timeLimitSeconds;
   llvm::Expected<SolverResult> result = runSolver(*solver, graph, options);
   if (!result)
     return func.emitError("solver '")
@@ -244,7 +251,7 @@ struct RematApply : public remat::impl::RematApplyPassBase<RematApply> {
       return signalPassFailure();
     }
     FailureOr<SolverResult> result =
-        solveStep(func, graph, solver, *budgetBytes);
+        solveStep(func, graph, solver, *budgetBytes, timeLimit);
     if (failed(result))
       return signalPassFailure();
     if (!result->meetsBudget) {
@@ -300,7 +307,7 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
       llvm::json::Array plans;
       for (const std::string &name : names) {
         FailureOr<SolverResult> result =
-            solveStep(func, graph, name, *budgetBytes);
+            solveStep(func, graph, name, *budgetBytes, timeLimit);
         if (failed(result)) {
           failedAny = true;
           return;

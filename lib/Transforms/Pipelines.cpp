@@ -68,6 +68,7 @@ void remat::buildRematPipeline(OpPassManager &pm,
   RematApplyPassOptions applyOptions;
   applyOptions.solver = options.solver;
   applyOptions.budget = options.budget;
+  applyOptions.timeLimit = options.timeLimit;
   funcPm.addPass(createRematApplyPass(applyOptions));
 }
 
@@ -136,6 +137,7 @@ void remat::registerRematPipelines() {
         RematReportPassOptions reportOptions;
         reportOptions.solver = options.solver;
         reportOptions.budget = options.budget;
+        reportOptions.timeLimit = options.timeLimit;
         pm.addPass(createRematReportPass(reportOptions));
       });
   PassPipelineRegistration<RematPipelineOptions>(

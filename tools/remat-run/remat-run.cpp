@@ -74,6 +74,11 @@ cl::opt<std::string>
            cl::desc("Memory budget: bytes, KiB/MiB/GiB or N% of the "
                     "checkpoint-all peak; empty for none"),
            cl::init(""), cl::cat(category));
+cl::opt<double> timeLimit(
+    "time-limit",
+    cl::desc("Wall-clock limit in seconds for solvers that search (auto, "
+             "checkmate-ilp, checkmate-lp, hong-cubic)"),
+    cl::init(60.0), cl::cat(category));
 cl::opt<std::string>
     entry("entry",
           cl::desc("Function to run (default: the module's training step)"),
@@ -191,6 +196,7 @@ int main(int argc, char **argv) {
   remat::RematPipelineOptions options;
   options.solver = solver;
   options.budget = budget;
+  options.timeLimit = timeLimit;
   options.dealloc = dealloc;
   options.entry = entry;
 

@@ -57,6 +57,14 @@ llvm::Expected<SolverResult> runSolver(const SolverInfo &solver,
                                        const TrainingGraph &graph,
                                        const SolverOptions &options);
 
+/// The `auto` solver: runs every other registered solver while
+/// `options.timeLimitSeconds` lasts (the solvers are listed cheapest first;
+/// each gets the time that remains) and returns the plan the simulator finds
+/// best: within the budget and cheapest, or, without a budget or when no plan
+/// fits, the least peak. `solver` reads "auto(<winner>)".
+llvm::Expected<SolverResult> runPortfolio(const TrainingGraph &graph,
+                                          const SolverOptions &options);
+
 //===----------------------------------------------------------------------===//
 // Baselines (seeds/003 §6.1 and appendix B; seeds/004 §5.3)
 //===----------------------------------------------------------------------===//

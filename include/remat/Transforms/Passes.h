@@ -38,6 +38,11 @@ struct RematPipelineOptions
       llvm::cl::desc("Memory budget: bytes, KiB/MiB/GiB, or N% of the "
                      "checkpoint-all peak"),
       llvm::cl::init("")};
+  Option<double> timeLimit{
+      *this, "time-limit",
+      llvm::cl::desc("Wall-clock limit in seconds for solvers that search "
+                     "(auto, checkmate-ilp, checkmate-lp, hong-cubic)"),
+      llvm::cl::init(60.0)};
   Option<DeallocMode> dealloc{
       *this, "dealloc", llvm::cl::desc("Where buffers are freed"),
       llvm::cl::init(DeallocMode::Early),

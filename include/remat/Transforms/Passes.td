@@ -75,6 +75,9 @@ def RematApplyPass : Pass<"remat-apply", "mlir::func::FuncOp"> {
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
            "Memory budget: bytes (with optional KiB/MiB/GiB), N% of the "
            "checkpoint-all peak, or empty for none">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"60",
+           "Wall-clock limit in seconds for solvers that search (auto, "
+           "checkmate-ilp, checkmate-lp, hong-cubic)">,
     Option<"printTiming", "print-timing", "bool", /*default=*/"false",
            "Print the wall time of extraction, solving (with simulation) "
            "and the rewrite to stderr, one line per function">,
@@ -95,6 +98,8 @@ def RematReportPass : Pass<"remat-print-report", "mlir::ModuleOp"> {
            "Solver name or 'all'">,
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
            "Memory budget (bytes, KiB/MiB/GiB, or N%)">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"60",
+           "Wall-clock limit in seconds for solvers that search">,
     Option<"withTimeline", "timeline", "bool", /*default=*/"false",
            "Include the per-step memory timeline">,
   ];
