@@ -65,6 +65,21 @@ cl::opt<bool> jsonOutput("json",
                          cl::desc("Print JSON (with the schedules) instead of "
                                   "the table"),
                          cl::init(false), cl::cat(category));
+cl::opt<bool> maxBatch(
+    "max-batch",
+    cl::desc("Report the largest batch size whose plan fits --device-memory: "
+             "the graph's non-fixed sizes are taken to be for --batch and to "
+             "scale linearly with the batch; fixed values (parameters) do "
+             "not scale"),
+    cl::init(false), cl::cat(category));
+cl::opt<std::string>
+    deviceMemory("device-memory",
+                 cl::desc("Device memory for --max-batch (bytes, KiB/MiB/GiB, "
+                          "KB/MB/GB); fixed bytes count against it"),
+                 cl::init(""), cl::cat(category));
+cl::opt<uint64_t> graphBatch("batch",
+                             cl::desc("Batch size the graph's sizes are for"),
+                             cl::init(1), cl::cat(category));
 cl::opt<bool> listSolvers("list", cl::desc("List the solvers and exit"),
                           cl::init(false), cl::cat(category));
 
@@ -160,6 +175,92 @@ void printTable(llvm::raw_ostream &os, const std::vector<Row> &rows,
   }
 }
 
+/// The graph at batch `batch`, from one at batch `graphBatch`: every
+/// non-fixed value scales linearly (rounded up); fixed values do not.
+TrainingGraph scaleToBatch(const TrainingGraph &graph, uint64_t batch) {
+  TrainingGraph scaled = graph;
+  for (ValueId v = 0; v < static_cast<ValueId>(scaled.numValues()); ++v) {
+    GraphValue &value = scaled.value(v);
+    if (!value.isFixed())
+      value.bytes = (value.bytes * batch + graphBatch - 1) / graphBatch;
+  }
+  return scaled;
+}
+
+/// --max-batch: for each solver, the largest batch whose plan (simulated)
+/// fits the device memory minus the fixed bytes, by doubling then bisection.
+/// Peaks are non-decreasing in the batch for every solver here (sizes only
+/// grow), which the search relies on.
+int runMaxBatch(const TrainingGraph &graph,
+                const std::vector<const SolverInfo *> &solvers) {
+  std::optional<uint64_t> device = parseBudget(deviceMemory, 0);
+  if (!device || deviceMemory.empty() || llvm::StringRef(deviceMemory).ends_with("%"))
+    return fail("--max-batch needs --device-memory=<bytes|KiB|MiB|GiB|KB|MB|GB>");
+  if (graphBatch == 0)
+    return fail("--batch must be positive");
+  if (graph.fixedBytes() >= *device)
+    return fail("the fixed bytes (" + std::to_string(graph.fixedBytes()) +
+                ") alone exceed the device memory");
+  uint64_t budget = *device - graph.fixedBytes();
+  llvm::raw_ostream &os = llvm::outs();
+  os << "max batch: device_memory=" << *device
+     << " fixed_bytes=" << graph.fixedBytes() << " budget=" << budget
+     << " graph_batch=" << graphBatch << "\n";
+  bool anyError = false;
+  for (const SolverInfo *solver : solvers) {
+    std::string error;
+    // The plan at `batch`, or nullopt when it does not fit.
+    auto fits = [&](uint64_t batch) -> std::optional<SolverResult> {
+      SolverOptions options;
+      options.budget = budget;
+      options.timeLimitSeconds = timeLimit;
+      llvm::Expected<SolverResult> result =
+          runSolver(*solver, scaleToBatch(graph, batch), options);
+      if (!result) {
+        error = llvm::toString(result.takeError());
+        return std::nullopt;
+      }
+      if (!result->meetsBudget)
+        return std::nullopt;
+      return std::move(*result);
+    };
+    std::optional<SolverResult> best;
+    uint64_t lo = 0, hi = 1;
+    // Doubling: find a batch that does not fit (bounded).
+    while (hi <= (uint64_t(1) << 40)) {
+      std::optional<SolverResult> plan = fits(hi);
+      if (!plan)
+        break;
+      lo = hi;
+      best = std::move(plan);
+      hi *= 2;
+    }
+    // Bisection on (lo, hi): lo fits (or is 0), hi does not.
+    while (hi - lo > 1 && error.empty()) {
+      uint64_t mid = lo + (hi - lo) / 2;
+      if (std::optional<SolverResult> plan = fits(mid)) {
+        lo = mid;
+        best = std::move(plan);
+      } else {
+        hi = mid;
+      }
+    }
+    if (!error.empty()) {
+      llvm::errs() << "remat-solve: " << error << "\n";
+      anyError = true;
+      continue;
+    }
+    os << llvm::left_justify(solver->name, 16) << " max_batch=" << lo;
+    if (best)
+      os << " peak_bytes=" << best->report.peakBytes
+         << " cost_overhead=" << llvm::format("%.4f", best->report.overhead())
+         << " recomputations=" << best->report.numRecomputations
+         << " winner=" << best->solver;
+    os << "\n";
+  }
+  return anyError ? 1 : 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -214,6 +315,9 @@ int main(int argc, char **argv) {
       row.error = llvm::toString(result.takeError());
     return row;
   };
+
+  if (maxBatch)
+    return runMaxBatch(*graph, solvers);
 
   std::vector<Row> rows;
   bool sweep = budgetOption == "sweep";
