@@ -26,9 +26,10 @@ using namespace remat::checkmate;
 /// threshold `threshold`. Nodes that produce step outputs are never
 /// recomputed: where a constraint needs one, it stays checkpointed from its
 /// own stage instead.
-static StagePlan twoPhaseRounding(
-    const ModelGraph &model,
-    const std::vector<std::vector<double>> &checkpoints, double threshold) {
+static StagePlan
+twoPhaseRounding(const ModelGraph &model,
+                 const std::vector<std::vector<double>> &checkpoints,
+                 double threshold) {
   const int n = static_cast<int>(model.size());
   // Round S* deterministically; R <- I_n satisfies (8a).
   StagePlan plan = StagePlan::identity(n);
@@ -142,18 +143,15 @@ checkmate::lpRounding(const ModelGraph &model, const Formulation &formulation,
   return best;
 }
 
-llvm::Expected<Schedule>
-remat::solveCheckmateLP(const TrainingGraph &graph,
-                        const SolverOptions &options,
-                        CheckmateReport *report) {
+llvm::Expected<Schedule> remat::solveCheckmateLP(const TrainingGraph &graph,
+                                                 const SolverOptions &options,
+                                                 CheckmateReport *report) {
   return solveCheckmateLP(graph, options, CheckmateOptions(), report);
 }
 
-llvm::Expected<Schedule>
-remat::solveCheckmateLP(const TrainingGraph &graph,
-                        const SolverOptions &options,
-                        const CheckmateOptions &cmOptions,
-                        CheckmateReport *report) {
+llvm::Expected<Schedule> remat::solveCheckmateLP(
+    const TrainingGraph &graph, const SolverOptions &options,
+    const CheckmateOptions &cmOptions, CheckmateReport *report) {
   if (llvm::Error err = graph.verify())
     return std::move(err);
   // LP rounding needs no warm start; the other solvers' plans are only the
@@ -175,9 +173,9 @@ remat::solveCheckmateLP(const TrainingGraph &graph,
   std::optional<RoundingResult> rounding =
       lpRounding(model, formulation, session.budget, cmOptions,
                  session.deadline, session.deadline, lpValue);
-  session.report.lpSeconds = std::chrono::duration<double>(
-                                 std::chrono::steady_clock::now() - lpStart)
-                                 .count();
+  session.report.lpSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - lpStart)
+          .count();
   session.report.lpBound = lpValue;
   if (std::isinf(lpValue)) {
     session.report.message = "the LP relaxation is infeasible at this budget";
@@ -186,9 +184,8 @@ remat::solveCheckmateLP(const TrainingGraph &graph,
   if (lpValue >= 0)
     session.report.lowerBound = lpValue;
   if (!rounding) {
-    session.report.message = lpValue < 0
-                                 ? "CLP did not solve the relaxation"
-                                 : "no rounding fits the budget";
+    session.report.message = lpValue < 0 ? "CLP did not solve the relaxation"
+                                         : "no rounding fits the budget";
     return session.fallback(CheckmateStatus::NotFound, report);
   }
   session.report.warmStart = "lp-rounding";

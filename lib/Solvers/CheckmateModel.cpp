@@ -539,9 +539,9 @@ Formulation::Formulation(const ModelGraph &model, uint64_t budgetUnits)
     : model(model), n(static_cast<int>(model.size())), budget(budgetUnits) {
   const int tri = n * (n + 1) / 2;
   rBase = 0;
-  sBase = tri;                        // S_{t,i}, i < t (8b)
-  uBase = sBase + n * (n - 1) / 2;    // U_{t,k}, k <= t
-  freeBase = uBase + tri;             // FREE_{t,i,k}
+  sBase = tri;                     // S_{t,i}, i < t (8b)
+  uBase = sBase + n * (n - 1) / 2; // U_{t,k}, k <= t
+  freeBase = uBase + tri;          // FREE_{t,i,k}
   int col = freeBase;
   freeCols.resize(tri);
   for (int t = 0; t < n; ++t)
@@ -581,7 +581,7 @@ Formulation::Formulation(const ModelGraph &model, uint64_t budgetUnits)
     }
     colLower[colR(t, t)] = 1; // (8a)
     for (int k = 0; k <= t; ++k) {
-      colLower[colU(t, k)] = 0; // U in R+
+      colLower[colU(t, k)] = 0;                           // U in R+
       colUpper[colU(t, k)] = static_cast<double>(budget); // U <= M_budget
     }
   }
@@ -675,50 +675,19 @@ Formulation::Formulation(const ModelGraph &model, uint64_t budgetUnits)
         for (int j : later)
           add(colR(t, j), -1);
         close(1 - kappa, inf);
-        // Valid inequalities, the disaggregated form of (7c): FREE is 0 as
-        // soon as one factor of (5) is 0. Same integer points; a much tighter
-        // relaxation, given to CBC only (the LP bound and LP rounding use
-        // (9) as written).
-        auto tighten = [&](int other, double sign) {
-          tightRows.push_back(static_cast<int>(tightLower.size()));
-          tightCols.push_back(column);
-          tightElements.push_back(1);
-          tightRows.push_back(static_cast<int>(tightLower.size()));
-          tightCols.push_back(other);
-          tightElements.push_back(sign);
-          tightLower.push_back(-inf);
-          tightUpper.push_back(sign < 0 ? 0 : 1);
-        };
-        tighten(colR(t, k), -1); // FREE <= R_{t,k}
-        if (t + 1 < n)
-          tighten(colS(t + 1, i), 1); // FREE <= 1 - S_{t+1,i}
-        for (int j : later)
-          tighten(colR(t, j), 1); // FREE <= 1 - R_{t,j}
       }
   }
 }
 
-void Formulation::load(OsiSolverInterface &solver,
-                       bool validInequalities) const {
-  std::vector<int> rows = rowIdx, cols = colIdx;
-  std::vector<double> values = elements, lower = rowLower, upper = rowUpper;
-  if (validInequalities) {
-    int offset = static_cast<int>(rowLower.size());
-    for (int r : tightRows)
-      rows.push_back(offset + r);
-    cols.insert(cols.end(), tightCols.begin(), tightCols.end());
-    values.insert(values.end(), tightElements.begin(), tightElements.end());
-    lower.insert(lower.end(), tightLower.begin(), tightLower.end());
-    upper.insert(upper.end(), tightUpper.begin(), tightUpper.end());
-  }
-  CoinPackedMatrix matrix(/*colordered=*/true, rows.data(), cols.data(),
-                          values.data(),
-                          static_cast<CoinBigIndex>(values.size()));
+void Formulation::load(OsiSolverInterface &solver) const {
+  CoinPackedMatrix matrix(/*colordered=*/true, rowIdx.data(), colIdx.data(),
+                          elements.data(),
+                          static_cast<CoinBigIndex>(elements.size()));
   // The triplet constructor sizes the matrix by the largest indices seen.
-  matrix.setDimensions(static_cast<int>(lower.size()),
+  matrix.setDimensions(static_cast<int>(rowLower.size()),
                        static_cast<int>(numCols));
   solver.loadProblem(matrix, colLower.data(), colUpper.data(), obj.data(),
-                     lower.data(), upper.data());
+                     rowLower.data(), rowUpper.data());
   solver.setObjSense(1);
 }
 
@@ -781,8 +750,8 @@ Formulation::columnsOf(const StagePlan &plan) const {
       if (k > 0)
         for (auto [i, column] : freeCols[t * (t + 1) / 2 + k - 1])
           u -= x[column] * static_cast<double>(model.nodes[i].mem);
-      u += plan.R[t][k] * static_cast<double>(model.nodes[k].mem +
-                                              model.nodes[k].memOut);
+      u += plan.R[t][k] *
+           static_cast<double>(model.nodes[k].mem + model.nodes[k].memOut);
       if (u < -0.5)
         return std::nullopt; // a double free: not a plan of the model
       x[colU(t, k)] = u;

@@ -96,9 +96,8 @@ class Formulation {
 public:
   Formulation(const ModelGraph &model, uint64_t budgetUnits);
 
-  /// Loads the problem (all variables continuous in [0, 1] or U >= 0), with
-  /// the valid inequalities FREE_{t,i,k} <= each factor of (5) if asked.
-  void load(OsiSolverInterface &solver, bool validInequalities = false) const;
+  /// Loads the problem (all variables continuous in [0, 1] or U >= 0).
+  void load(OsiSolverInterface &solver) const;
   /// Marks R, S and FREE integral (1f, 7a).
   void markIntegers(OsiSolverInterface &solver) const;
   /// Changes the budget of a loaded problem (U <= budget and the workspace
@@ -137,9 +136,6 @@ private:
   /// Rows with a workspace term: (t, k, row).
   std::vector<std::tuple<int, int, int>> workRows;
   std::vector<int> rowIdx, colIdx;
-  /// The valid inequalities (rows numbered from 0, after the others).
-  std::vector<int> tightRows, tightCols;
-  std::vector<double> tightElements, tightLower, tightUpper;
   std::vector<double> elements, rowLower, rowUpper, colLower, colUpper, obj;
 };
 

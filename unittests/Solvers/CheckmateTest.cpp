@@ -33,8 +33,8 @@ TrainingGraph makeCheckmateChain(int n) {
   ValueId prev = g.addFixedValue("x", 1);
   std::vector<ValueId> forward;
   for (int i = 1; i <= n; ++i) {
-    NodeId f = g.addNode("f" + std::to_string(i), "layer", 1, Phase::Forward,
-                         {prev});
+    NodeId f =
+        g.addNode("f" + std::to_string(i), "layer", 1, Phase::Forward, {prev});
     prev = g.addOutput(f, "a" + std::to_string(i), 1);
     forward.push_back(prev);
   }
@@ -108,6 +108,14 @@ TEST(CheckmateChain, CostAtEveryBudget) {
     // Cost never increases with the budget.
     EXPECT_LE(sim.totalCost, previous);
     previous = sim.totalCost;
+    // Never worse than a baseline that fits the same budget.
+    for (const Schedule &baseline :
+         {solveCheckpointAll(g), solveChenSqrtN(g)}) {
+      SimulationReport base = simulate(g, baseline);
+      if (base.valid && base.peakBytes <= budget) {
+        EXPECT_LE(sim.totalCost, base.totalCost);
+      }
+    }
 
     llvm::Expected<Schedule> rounded =
         solveCheckmateLP(g, withBudget(budget), quiet(), &lp);
@@ -172,8 +180,8 @@ TEST(CheckmateChain, NeverWorseThanTheBaselines) {
     SimulationReport base = simulate(g, schedule);
     ASSERT_TRUE(base.valid) << name;
     CheckmateReport report;
-    llvm::Expected<Schedule> plan = solveCheckmateILP(
-        g, withBudget(base.peakBytes), quiet(), &report);
+    llvm::Expected<Schedule> plan =
+        solveCheckmateILP(g, withBudget(base.peakBytes), quiet(), &report);
     ASSERT_TRUE(bool(plan));
     SimulationReport sim = simulate(g, *plan);
     EXPECT_LE(sim.peakBytes, base.peakBytes) << name;
@@ -324,8 +332,7 @@ TrainingGraph randomTinyGraph(std::mt19937 &rng, int numNodes) {
     inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
     NodeId node = g.addNode("n" + std::to_string(i), "op",
                             1 + static_cast<double>(rng() % 5),
-                            forward ? Phase::Forward : Phase::Backward,
-                            inputs);
+                            forward ? Phase::Forward : Phase::Backward, inputs);
     outs.push_back(g.addOutput(node, "v" + std::to_string(i), 1 + rng() % 3));
   }
   if (rng() % 4 == 0)
@@ -497,8 +504,9 @@ TEST(CheckmateBruteForce, IlpReachesTheModelOptimum) {
       SimulationReport sim = simulate(g, *plan);
       ASSERT_TRUE(sim.valid) << sim.error;
       if (getenv("CHECKMATE_TEST_VERBOSE"))
-        fprintf(stderr, "trial %d n=%d budget=%llu peak=%llu optimum=%g "
-                        "ilp=%g %s %s\n",
+        fprintf(stderr,
+                "trial %d n=%d budget=%llu peak=%llu optimum=%g "
+                "ilp=%g %s %s\n",
                 trial, n, (unsigned long long)budget,
                 (unsigned long long)all.peakBytes, optimum, sim.totalCost,
                 checkmateStatusName(report.status).str().c_str(),

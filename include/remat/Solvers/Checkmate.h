@@ -1,4 +1,4 @@
-//===- Checkmate.h - Checkmate's MILP and LP rounding -------------*- C++ -*-===//
+//===- Checkmate.h - Checkmate's MILP and LP rounding ---------*- C++ -*-===//
 //
 // Optimal rematerialisation on arbitrary graphs after Checkmate (Jain et al.,
 // MLSys 2020; ../shared/seeds/003_76479834531ac838.txt §4-5, appendix A):
@@ -39,8 +39,10 @@ enum class CheckmateStatus {
   /// A plan within the budget, not proven optimal (the time limit was
   /// reached with an incumbent, or LP rounding, which proves nothing).
   Feasible,
-  /// The model has no plan within the budget (proven by CBC or by the LP
-  /// relaxation). The returned plan is the least-peak fallback.
+  /// The model has no plan within the budget (proven: some node alone needs
+  /// more with its inputs, or the LP relaxation or CBC found none). The
+  /// returned plan is another solver's: the cheapest within the budget if the
+  /// simulator finds one (status Feasible then), else the least-peak one.
   Infeasible,
   /// The time limit was reached before any plan within the budget was found
   /// and infeasibility was not proven. The returned plan is the fallback.
@@ -57,8 +59,9 @@ struct CheckmateOptions {
   /// Graphs with more nodes are solved on a coarser graph of at most this many
   /// nodes and expanded (CheckmateReport::level says which). 0: never coarsen.
   unsigned maxNodes = 300;
-  /// Seed CBC with the cheapest plan within the budget among the other
-  /// registered solvers (and, for the ILP, LP rounding).
+  /// Run the other registered solvers first: their cheapest plan within the
+  /// budget (or LP rounding's) is CBC's cutoff and, mapped to R and S, its
+  /// MIP start (models of up to 30,000 integer columns).
   bool warmStart = true;
   /// Progress lines (incumbent, bound, gap) every this many seconds of a CBC
   /// search; 0 disables them.
@@ -71,8 +74,8 @@ struct CheckmateOptions {
   /// simulator finds within the budget wins.
   std::vector<double> roundingThresholds = {0.5, 0.4, 0.6, 0.3, 0.7,
                                             0.2, 0.8, 0.1, 0.9};
-  std::vector<double> budgetAllowances = {0.0, 0.02, 0.05, 0.1,
-                                          0.15, 0.2, 0.3, 0.5};
+  std::vector<double> budgetAllowances = {0.0,  0.02, 0.05, 0.1,
+                                          0.15, 0.2,  0.3,  0.5};
 };
 
 /// What a Checkmate solve found. Costs are in the graph's cost unit.
