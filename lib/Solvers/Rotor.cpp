@@ -1055,7 +1055,13 @@ llvm::Expected<Attempt> solveMapped(const TrainingGraph &graph,
       table = std::move(*built);
   }
   if (!table)
-    return makeError("rotor: no feasible sequence (internal error)");
+    // Every stored item takes at least one slot, so a sequence can need
+    // more slots than S whatever the memory (a^{l-1}, abar^l and delta^l
+    // together during B^l): only S too small gets here.
+    return makeError("rotor: no sequence is feasible with " +
+                     llvm::Twine(dp.slots) +
+                     " memory slots (each stored item takes at least one "
+                     "slot); use more slots");
   for (int round = 0; round < 4; ++round) {
     unsigned least = *table->leastFeasibleSlots();
     // Every distinct optimum of the table at the least memory that gives it

@@ -74,15 +74,20 @@ const std::vector<SolverInfo> &remat::allSolvers() {
       // Budgeted solvers: least recomputation under the budget (Rotor.h).
       {"rotor",
        "rotor's optimal persistent sequence (F_all / F_ck / F_none, Theorem 1 "
-       "with 500 memory slots) on the chain of stages, under the budget",
+       "with S memory slots, default 500) on the chain of stages, under the "
+       "budget",
        [](const TrainingGraph &graph, const SolverOptions &options) {
-         return solveRotor(graph, options);
+         RotorOptions rotorOptions;
+         rotorOptions.slots = options.memorySlots;
+         return solveRotor(graph, options, rotorOptions);
        }},
       {"revolve",
        "revolve for heterogeneous chains as rotor's evaluation converts it: "
        "only stage outputs stored, each stage re-run before its backward",
        [](const TrainingGraph &graph, const SolverOptions &options) {
-         return solveRevolve(graph, options);
+         RotorOptions rotorOptions;
+         rotorOptions.slots = options.memorySlots;
+         return solveRevolve(graph, options, rotorOptions);
        }},
       // Optimal rematerialisation on the whole graph (Checkmate.h).
       {"checkmate-lp",

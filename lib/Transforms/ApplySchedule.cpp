@@ -105,7 +105,8 @@ std::pair<uint64_t, std::string> leastFeasibleBudget(const TrainingGraph &graph)
 FailureOr<SolverResult> solveStep(func::FuncOp func, const TrainingGraph &graph,
                                   StringRef solverName,
                                   std::optional<uint64_t> budget,
-                                  double timeLimitSeconds) {
+                                  double timeLimitSeconds,
+                                  unsigned memorySlots) {
   if (solverName == "none") {
     std::vector<NodeId> order(graph.numNodes());
     for (NodeId i = 0; i < static_cast<NodeId>(order.size()); ++i)
@@ -124,6 +125,9 @@ FailureOr<SolverResult> solveStep(func::FuncOp func, const TrainingGraph &graph,
   SolverOptions options;
   options.budget = budget;
   options.timeLimitSeconds = timeLimitSeconds;
+  if (memorySlots == 0)
+    return func.emitError("slots must be at least 1");
+  options.memorySlots = memorySlots;
   llvm::Expected<SolverResult> result = runSolver(*solver, graph, options);
   if (!result)
     return func.emitError("solver '")
@@ -251,7 +255,7 @@ struct RematApply : public remat::impl::RematApplyPassBase<RematApply> {
       return signalPassFailure();
     }
     FailureOr<SolverResult> result =
-        solveStep(func, graph, solver, *budgetBytes, timeLimit);
+        solveStep(func, graph, solver, *budgetBytes, timeLimit, slots);
     if (failed(result))
       return signalPassFailure();
     if (!result->meetsBudget) {
@@ -307,7 +311,7 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
       llvm::json::Array plans;
       for (const std::string &name : names) {
         FailureOr<SolverResult> result =
-            solveStep(func, graph, name, *budgetBytes, timeLimit);
+            solveStep(func, graph, name, *budgetBytes, timeLimit, slots);
         if (failed(result)) {
           failedAny = true;
           return;

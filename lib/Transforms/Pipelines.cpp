@@ -69,6 +69,7 @@ void remat::buildRematPipeline(OpPassManager &pm,
   applyOptions.solver = options.solver;
   applyOptions.budget = options.budget;
   applyOptions.timeLimit = options.timeLimit;
+  applyOptions.slots = options.slots;
   funcPm.addPass(createRematApplyPass(applyOptions));
 }
 
@@ -138,6 +139,7 @@ void remat::registerRematPipelines() {
         reportOptions.solver = options.solver;
         reportOptions.budget = options.budget;
         reportOptions.timeLimit = options.timeLimit;
+        reportOptions.slots = options.slots;
         pm.addPass(createRematReportPass(reportOptions));
       });
   PassPipelineRegistration<RematPipelineOptions>(

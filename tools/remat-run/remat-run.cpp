@@ -79,6 +79,9 @@ cl::opt<double> timeLimit(
     cl::desc("Wall-clock limit in seconds for solvers that search (auto, "
              "checkmate-ilp, checkmate-lp, hong-cubic)"),
     cl::init(60.0), cl::cat(category));
+cl::opt<unsigned> slots("slots",
+                        cl::desc("Memory slots S of rotor and revolve"),
+                        cl::init(500), cl::cat(category));
 cl::opt<std::string>
     entry("entry",
           cl::desc("Function to run (default: the module's training step)"),
@@ -197,6 +200,7 @@ int main(int argc, char **argv) {
   options.solver = solver;
   options.budget = budget;
   options.timeLimit = timeLimit;
+  options.slots = slots;
   options.dealloc = dealloc;
   options.entry = entry;
 

@@ -1,7 +1,8 @@
 //===- remat-solve.cpp - The solvers alone, on a JSON training graph ------===//
 //
 //   remat-solve GRAPH.json [--solver=NAME|all] [--budget=B|N%|sweep]
-//               [--sweep-points=K] [--time-limit=S] [--json] [--list]
+//               [--sweep-points=K] [--time-limit=S] [--slots=S] [--json]
+//               [--list]
 //
 // Reads a training graph (the project's JSON format or the NetworkX node-link
 // format of the Checkmate graphs, docs/formats.md), runs the chosen solvers
@@ -61,6 +62,9 @@ cl::opt<unsigned> sweepPoints("sweep-points",
 cl::opt<double> timeLimit("time-limit",
                           cl::desc("Time limit of searching solvers (s)"),
                           cl::init(60.0), cl::cat(category));
+cl::opt<unsigned> slots("slots",
+                        cl::desc("Memory slots S of rotor and revolve"),
+                        cl::init(500), cl::cat(category));
 cl::opt<bool> jsonOutput("json",
                          cl::desc("Print JSON (with the schedules) instead of "
                                   "the table"),
@@ -214,6 +218,7 @@ int runMaxBatch(const TrainingGraph &graph,
       SolverOptions options;
       options.budget = budget;
       options.timeLimitSeconds = timeLimit;
+      options.memorySlots = slots;
       llvm::Expected<SolverResult> result =
           runSolver(*solver, scaleToBatch(graph, batch), options);
       if (!result) {
@@ -278,6 +283,8 @@ int main(int argc, char **argv) {
   }
   if (inputFile.empty())
     return fail("no input graph (see --help)");
+  if (slots == 0)
+    return fail("--slots must be at least 1");
 
   llvm::Expected<TrainingGraph> graph = loadGraphFile(inputFile);
   if (!graph)
@@ -307,6 +314,7 @@ int main(int argc, char **argv) {
     SolverOptions options;
     options.budget = budget;
     options.timeLimitSeconds = timeLimit;
+    options.memorySlots = slots;
     Row row{solver.name, budget, std::nullopt, ""};
     llvm::Expected<SolverResult> result = runSolver(solver, *graph, options);
     if (result)

@@ -21,6 +21,10 @@ struct SolverOptions {
   std::optional<uint64_t> budget;
   /// Wall-clock limit for solvers that search (seconds).
   double timeLimitSeconds = 60;
+  /// S, the number of slots the memory budget is divided into by the
+  /// dynamic programs that discretise memory (rotor, revolve: seeds/004
+  /// §5.2). More slots round sizes less and cost O(S) more time and memory.
+  unsigned memorySlots = 500;
 };
 
 struct SolverResult {

@@ -43,6 +43,11 @@ struct RematPipelineOptions
       llvm::cl::desc("Wall-clock limit in seconds for solvers that search "
                      "(auto, checkmate-ilp, checkmate-lp, hong-cubic)"),
       llvm::cl::init(60.0)};
+  Option<unsigned> slots{
+      *this, "slots",
+      llvm::cl::desc("Memory slots S of the discretised dynamic programs "
+                     "(rotor, revolve)"),
+      llvm::cl::init(500)};
   Option<DeallocMode> dealloc{
       *this, "dealloc", llvm::cl::desc("Where buffers are freed"),
       llvm::cl::init(DeallocMode::Early),

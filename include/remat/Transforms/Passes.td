@@ -78,6 +78,9 @@ def RematApplyPass : Pass<"remat-apply", "mlir::func::FuncOp"> {
     Option<"timeLimit", "time-limit", "double", /*default=*/"60",
            "Wall-clock limit in seconds for solvers that search (auto, "
            "checkmate-ilp, checkmate-lp, hong-cubic)">,
+    Option<"slots", "slots", "unsigned", /*default=*/"500",
+           "Memory slots S of the discretised dynamic programs (rotor, "
+           "revolve; seeds/004 §5.2)">,
     Option<"printTiming", "print-timing", "bool", /*default=*/"false",
            "Print the wall time of extraction, solving (with simulation) "
            "and the rewrite to stderr, one line per function">,
@@ -100,6 +103,8 @@ def RematReportPass : Pass<"remat-print-report", "mlir::ModuleOp"> {
            "Memory budget (bytes, KiB/MiB/GiB, or N%)">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"60",
            "Wall-clock limit in seconds for solvers that search">,
+    Option<"slots", "slots", "unsigned", /*default=*/"500",
+           "Memory slots S of rotor and revolve">,
     Option<"withTimeline", "timeline", "bool", /*default=*/"false",
            "Include the per-step memory timeline">,
   ];
