@@ -199,7 +199,7 @@ int main(int argc, char **argv) {
         // Checkmate's solvers run below, with their reports; the portfolio
         // would run them again (its plan is the best row of the table).
         if (llvm::StringRef(solver.name).starts_with("checkmate") ||
-            solver.name == "auto")
+            solver.name == "auto" || !solverApplies(solver, graph))
           continue;
         Row row;
         row.solver = solver.name;

@@ -98,7 +98,7 @@ Session::Session(const TrainingGraph &graph, const SolverOptions &options,
     for (const SolverInfo &solver : allSolvers()) {
       llvm::StringRef name = solver.name;
       if (name == "checkpoint-all" || name.starts_with("checkmate") ||
-          name == "auto")
+          name == "auto" || !solverApplies(solver, graph))
         continue;
       llvm::Expected<Schedule> schedule = solver.fn(graph, heuristic);
       if (!schedule) {

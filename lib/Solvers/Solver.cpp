@@ -10,6 +10,7 @@
 #include "remat/Solvers/Chain.h"
 #include "remat/Solvers/Checkmate.h"
 #include "remat/Solvers/HierarchySolvers.h"
+#include "remat/Solvers/Join.h"
 #include "remat/Solvers/Rotor.h"
 
 #include "llvm/ADT/Twine.h"
@@ -89,6 +90,20 @@ const std::vector<SolverInfo> &remat::allSolvers() {
          rotorOptions.slots = options.memorySlots;
          return solveRevolve(graph, options, rotorOptions);
        }},
+      {"join",
+       "Opt_join (Beaumont et al., Theorem 3) on join graphs: k chains "
+       "meeting at the loss; an error on other graphs",
+       [](const TrainingGraph &graph, const SolverOptions &options) {
+         return join::solveJoin(graph, options);
+       },
+       [](const TrainingGraph &graph) {
+         llvm::Expected<join::JoinStructure> structure =
+             join::detectJoinStructure(graph);
+         if (structure)
+           return true;
+         llvm::consumeError(structure.takeError());
+         return false;
+       }},
       // Optimal rematerialisation on the whole graph (Checkmate.h).
       {"checkmate-lp",
        "Checkmate's LP relaxation (CLP) with two-phase rounding, searching "
@@ -149,6 +164,11 @@ static bool betterPlan(const SolverResult &a, const SolverResult &b,
   return peakA != peakB ? peakA < peakB : costA < costB;
 }
 
+bool remat::solverApplies(const SolverInfo &solver,
+                          const TrainingGraph &graph) {
+  return !solver.applies || solver.applies(graph);
+}
+
 llvm::Expected<SolverResult>
 remat::runPortfolio(const TrainingGraph &graph, const SolverOptions &options) {
   auto begin = std::chrono::steady_clock::now();
@@ -160,7 +180,7 @@ remat::runPortfolio(const TrainingGraph &graph, const SolverOptions &options) {
   std::optional<SolverResult> best;
   std::string errors;
   for (const SolverInfo &solver : allSolvers()) {
-    if (solver.name == "auto")
+    if (solver.name == "auto" || !solverApplies(solver, graph))
       continue;
     double remaining = options.timeLimitSeconds - elapsed();
     // The cheap solvers always run; the searches only with time left.

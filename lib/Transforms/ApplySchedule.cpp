@@ -129,10 +129,15 @@ FailureOr<SolverResult> solveStep(func::FuncOp func, const TrainingGraph &graph,
     return func.emitError("slots must be at least 1");
   options.memorySlots = memorySlots;
   llvm::Expected<SolverResult> result = runSolver(*solver, graph, options);
-  if (!result)
+  if (!result) {
+    // runSolver's message starts with "solver '<name>': ".
+    std::string message = llvm::toString(result.takeError());
+    StringRef detail(message);
+    detail.consume_front(("solver '" + solverName + "': ").str());
     return func.emitError("solver '")
            << solverName << "' failed on '" << func.getSymName()
-           << "': " << llvm::toString(result.takeError());
+           << "': " << detail;
+  }
   return std::move(*result);
 }
 
@@ -304,7 +309,8 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
       if (solver == "all") {
         names.push_back("none");
         for (const SolverInfo &info : allSolvers())
-          names.push_back(info.name);
+          if (solverApplies(info, graph))
+            names.push_back(info.name);
       } else {
         names.push_back(solver);
       }

@@ -295,7 +295,8 @@ int main(int argc, char **argv) {
   std::vector<const SolverInfo *> solvers;
   if (solverOption == "all") {
     for (const SolverInfo &solver : allSolvers())
-      solvers.push_back(&solver);
+      if (solverApplies(solver, *graph))
+        solvers.push_back(&solver);
   } else {
     for (llvm::StringRef name : llvm::split(solverOption.getValue(), ',')) {
       const SolverInfo *solver = findSolver(name.trim());

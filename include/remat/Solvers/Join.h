@@ -13,7 +13,10 @@
 //    (§3(a)) it optimises over;
 //  - REV / Opt_0 for one chain (Griewank & Walther's binomial optimum,
 //    [GW00]), and the reversal of a segment after the turn, which the
-//    recurrence of Theorem 3 calls.
+//    recurrence of Theorem 3 calls;
+//  - the detection of join structure in a training graph (k independent
+//    chains of stages, the head from the node that combines them to the
+//    loss) and the `join` solver, which runs Opt_join on it (JoinSolver.cpp).
 //
 // docs/budget-solvers.md has the model and where our equations differ from
 // the printed ones.
@@ -22,6 +25,8 @@
 
 #ifndef REMAT_SOLVERS_JOIN_H
 #define REMAT_SOLVERS_JOIN_H
+
+#include "remat/Solvers/Solver.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
@@ -157,6 +162,83 @@ private:
 llvm::Error appendReversal(unsigned branch, unsigned offset, unsigned i,
                            unsigned c, const UniformCosts &costs,
                            JoinSchedule &out);
+
+//===----------------------------------------------------------------------===//
+// Join structure in a training graph (JoinSolver.cpp)
+//===----------------------------------------------------------------------===//
+
+/// A training graph seen as a join of k chains (§2 of seeds/002): the
+/// forward nodes split into the *head* (the first forward node that combines
+/// two independent components, and everything after it: the join and the
+/// loss) and k *branches*, the weakly connected components of the other
+/// forward nodes. A branch is a chain of stages cut at its articulation
+/// points: after a stage only its last node's outputs are read later (the
+/// structure hierarchy's linear level, seeds/001 §4). Stage i + 1 of a branch
+/// is F_i of the paper (x_i -> x_{i+1}); x_0 is the branch's input (fixed
+/// memory). Backward nodes go to the group of Fbar_i that runs them, to the
+/// head (they run in the turn), or to the tail (after every branch: e.g. the
+/// sum of a shared weight's gradients).
+struct JoinStructure {
+  /// stages[b][i]: forward nodes of F_i of branch b (stage i + 1), id order.
+  std::vector<std::vector<std::vector<NodeId>>> stages;
+  /// groups[b][i]: backward nodes of Fbar_i of branch b, id order.
+  std::vector<std::vector<std::vector<NodeId>>> groups;
+  /// Whether groups[b][i] reads values stages[b][i] produces, so that Fbar_i
+  /// re-runs F_i first (rotor's §5.3 conversion: the pebble model stores
+  /// only x_i).
+  std::vector<std::vector<bool>> groupReadsStage;
+  std::vector<NodeId> headForward, headBackward, tail;
+  /// xBytes[b][i], xbarBytes[b][i] (i = 0..l_b): the bytes of x_i and
+  /// xbar_i (x_0 is fixed memory: 0).
+  std::vector<std::vector<uint64_t>> xBytes, xbarBytes;
+  /// The largest x_i or xbar_i: the size of one pebble-model slot.
+  uint64_t slotBytes = 0;
+  /// Stages merged beyond the articulation cuts (a backward node reading
+  /// across a cut, or the DP table's size limit).
+  unsigned mergedStages = 0;
+
+  std::vector<unsigned> lengths() const;
+};
+
+/// Detects join structure; an error that says why when the graph is not a
+/// join of at least two branches. Stages are merged until
+/// prod(l_b + 1) * (sum(l_b) + k + 2) <= maxTableEntries (the DP table with
+/// enough slots to store everything). A backward node that reads only the
+/// head's gradients and fixed values goes to the branch whose forward nodes
+/// alone read those fixed values (dx = dz W^T with the stage reading W) when
+/// `weightsPickTheBranch`, else to the turn.
+llvm::Expected<JoinStructure>
+detectJoinStructure(const TrainingGraph &graph,
+                    size_t maxTableEntries = size_t(1) << 22,
+                    bool weightsPickTheBranch = true);
+
+/// The training-graph plan of a join schedule: F_i computes stage i + 1,
+/// Fbar_i re-runs it when its group reads it and then runs the group, the
+/// turn runs the head (forward, then backward), the tail runs last; frees by
+/// insertEarlyFrees.
+llvm::Expected<Schedule> scheduleFromJoinSchedule(const TrainingGraph &graph,
+                                                  const JoinStructure &join,
+                                                  const JoinSchedule &ops);
+
+struct JoinSolveInfo {
+  std::vector<unsigned> lengths;
+  uint64_t slotBytes = 0;
+  /// Slots of the chosen schedule, and the DP's value for it.
+  unsigned slots = 0;
+  double modelCost = 0;
+  size_t tableBytes = 0;
+  /// Slot counts whose plans were simulated.
+  unsigned candidates = 0;
+};
+
+/// The `join` solver: Opt_join (Theorem 3) on the detected structure (both
+/// placements of weight-only backward nodes) with uniform costs (the mean
+/// stage costs), for every slot count from c_min up to storing everything;
+/// each plan is simulated and the cheapest within the budget wins (without a
+/// budget, or when none fits, the least peak).
+llvm::Expected<Schedule> solveJoin(const TrainingGraph &graph,
+                                   const SolverOptions &options,
+                                   JoinSolveInfo *info = nullptr);
 
 } // namespace join
 } // namespace remat

@@ -46,7 +46,14 @@ struct SolverInfo {
   std::string name;
   std::string description;
   SolverFn fn;
+  /// Whether the solver handles `graph` at all (`join`: join graphs only);
+  /// empty: every graph. Lists of every solver ("all", the portfolio) skip
+  /// a solver that does not apply; asked for by name, it says why.
+  std::function<bool(const TrainingGraph &)> applies = nullptr;
 };
+
+/// True if `solver` handles `graph` (SolverInfo::applies).
+bool solverApplies(const SolverInfo &solver, const TrainingGraph &graph);
 
 /// All registered solvers, in a stable order.
 const std::vector<SolverInfo> &allSolvers();
