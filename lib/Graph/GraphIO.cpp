@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <queue>
 
 using namespace remat;
 
@@ -28,12 +29,17 @@ remat::importNodeLinkGraph(const llvm::json::Value &json) {
   const llvm::json::Array &nodes = *root.getArray("nodes");
   const llvm::json::Array &links = *root.getArray("links");
 
+  // Two dialects of the format: Checkmate's (id, cost_cpu, cost_ram,
+  // backward; links source -> target) and Moccasin's generated DAGs (name
+  // is the id, duration, out_cost, param_cost; links {"0": source, "1":
+  // target}; forward only).
   struct Entry {
     int64_t id;
     std::string name;
     bool backward;
     double cost;
     uint64_t bytes;
+    uint64_t paramBytes;
   };
   std::vector<Entry> entries;
   entries.reserve(nodes.size());
@@ -45,58 +51,122 @@ remat::importNodeLinkGraph(const llvm::json::Value &json) {
     std::optional<int64_t> id = node->getInteger("id");
     std::optional<double> cost = node->getNumber("cost_cpu");
     std::optional<double> ram = node->getNumber("cost_ram");
+    std::optional<double> params;
+    bool moccasin = false;
+    if (!id && !cost && !ram) {
+      id = node->getInteger("name");
+      cost = node->getNumber("duration");
+      ram = node->getNumber("out_cost");
+      params = node->getNumber("param_cost");
+      moccasin = true;
+    }
     if (!id || !cost || !ram)
       return nodeLinkError(where +
                            ": needs integer 'id' and numbers 'cost_cpu', "
-                           "'cost_ram'");
-    if (*cost < 0 || *ram < 0 || !std::isfinite(*cost) || !std::isfinite(*ram))
+                           "'cost_ram' (or Moccasin's integer 'name' and "
+                           "numbers 'duration', 'out_cost')");
+    if (*cost < 0 || *ram < 0 || !std::isfinite(*cost) ||
+        !std::isfinite(*ram) || (params && !(*params >= 0)))
       return nodeLinkError(where + ": costs and sizes must be non-negative");
-    Entry entry{*id, "", node->getBoolean("backward").value_or(false), *cost,
-                static_cast<uint64_t>(std::llround(*ram))};
-    if (std::optional<llvm::StringRef> name = node->getString("name"))
+    Entry entry{*id,
+                "",
+                node->getBoolean("backward").value_or(false),
+                *cost,
+                static_cast<uint64_t>(std::llround(*ram)),
+                params ? static_cast<uint64_t>(std::llround(*params)) : 0};
+    if (moccasin)
+      entry.name = "node" + std::to_string(*id);
+    else if (std::optional<llvm::StringRef> name = node->getString("name"))
       entry.name = name->str();
     else
       entry.name = "node" + std::to_string(*id);
     entries.push_back(std::move(entry));
   }
-  // Ids are a topological order; sort by id and index densely.
-  std::sort(entries.begin(), entries.end(),
-            [](const Entry &a, const Entry &b) { return a.id < b.id; });
-  llvm::DenseMap<int64_t, int> indexOf;
+  llvm::DenseMap<int64_t, int> indexById;
   for (size_t i = 0; i < entries.size(); ++i)
-    if (!indexOf.try_emplace(entries[i].id, static_cast<int>(i)).second)
+    if (!indexById.try_emplace(entries[i].id, static_cast<int>(i)).second)
       return nodeLinkError("duplicate node id " +
                            std::to_string(entries[i].id));
 
-  std::vector<std::vector<int>> preds(entries.size());
+  std::vector<std::pair<int, int>> edges; // entry indices
   for (size_t i = 0; i < links.size(); ++i) {
     const llvm::json::Object *link = links[i].getAsObject();
     std::string where = "links[" + std::to_string(i) + "]";
-    std::optional<int64_t> source = link ? link->getInteger("source") : std::nullopt;
-    std::optional<int64_t> target = link ? link->getInteger("target") : std::nullopt;
+    std::optional<int64_t> source =
+        link ? link->getInteger("source") : std::nullopt;
+    std::optional<int64_t> target =
+        link ? link->getInteger("target") : std::nullopt;
+    if (link && !source && !target) {
+      source = link->getInteger("0");
+      target = link->getInteger("1");
+    }
     if (!source || !target)
       return nodeLinkError(where + ": needs integer 'source' and 'target'");
-    auto s = indexOf.find(*source), t = indexOf.find(*target);
-    if (s == indexOf.end() || t == indexOf.end())
+    auto s = indexById.find(*source), t = indexById.find(*target);
+    if (s == indexById.end() || t == indexById.end())
       return nodeLinkError(where + ": unknown node id");
-    if (s->second >= t->second)
-      return nodeLinkError(where + ": node ids are not a topological order (" +
-                           std::to_string(*source) + " -> " +
-                           std::to_string(*target) + ")");
-    preds[t->second].push_back(s->second);
+    edges.push_back({s->second, t->second});
   }
 
-  // Node i's single output is value i, so node and value ids coincide.
+  // Node order: a topological order, the smallest id first among ready
+  // nodes (Kahn), so that files whose ids are a topological order (all of
+  // Checkmate's) keep it; Moccasin's ids are not one.
+  const size_t n = entries.size();
+  std::vector<std::vector<int>> succs(n);
+  std::vector<int> indegree(n, 0);
+  for (auto [s, t] : edges) {
+    succs[s].push_back(t);
+    ++indegree[t];
+  }
+  std::priority_queue<std::pair<int64_t, int>,
+                      std::vector<std::pair<int64_t, int>>, std::greater<>>
+      ready;
+  for (size_t i = 0; i < n; ++i)
+    if (indegree[i] == 0)
+      ready.push({entries[i].id, static_cast<int>(i)});
+  std::vector<int> position(n, -1);
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int i = ready.top().second;
+    ready.pop();
+    position[i] = static_cast<int>(order.size());
+    order.push_back(i);
+    for (int t : succs[i])
+      if (--indegree[t] == 0)
+        ready.push({entries[t].id, t});
+  }
+  if (order.size() != n)
+    return nodeLinkError("the links form a cycle");
+  std::vector<std::vector<int>> preds(n);
+  for (auto [s, t] : edges)
+    preds[position[t]].push_back(position[s]);
+  std::vector<Entry> sorted;
+  sorted.reserve(n);
+  for (int i : order)
+    sorted.push_back(std::move(entries[i]));
+  entries = std::move(sorted);
+
+  // Node i's single output is value i, so node and value ids coincide;
+  // Moccasin's parameters (param_cost) are fixed values after them.
   TrainingGraph graph;
   for (size_t i = 0; i < entries.size(); ++i) {
     std::vector<ValueId> inputs(preds[i].begin(), preds[i].end());
     std::sort(inputs.begin(), inputs.end());
+    inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
     NodeId node = graph.addNode(entries[i].name, entries[i].name,
                                 entries[i].cost,
                                 entries[i].backward ? Phase::Backward
                                                     : Phase::Forward,
                                 std::move(inputs));
     graph.addOutput(node, entries[i].name, entries[i].bytes);
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].paramBytes == 0)
+      continue;
+    ValueId p = graph.addFixedValue(entries[i].name + ".params",
+                                    entries[i].paramBytes);
+    graph.node(static_cast<NodeId>(i)).inputs.push_back(p);
+    graph.value(p).users.push_back(static_cast<NodeId>(i));
   }
   if (llvm::Error err = graph.verify())
     return std::move(err);

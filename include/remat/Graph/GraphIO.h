@@ -3,7 +3,7 @@
 // Two formats: the project's own (TrainingGraph::toJSON, docs/formats.md) and
 // the NetworkX node-link JSON of the Checkmate evaluation graphs
 // (../shared/graphs/checkmate-mlsys20/: nodes {id, name, backward, cost_cpu,
-// cost_ram}, links {source, target}).
+// cost_ram}, links {source, target}; and Moccasin's random DAGs there).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,10 +16,14 @@ namespace remat {
 
 /// Imports a NetworkX node-link training graph. Every node becomes a node
 /// with one output value of `cost_ram` bytes and cost `cost_cpu`; a link
-/// s -> t makes t read s's output; `backward` gives the phase. Node ids must
-/// be a topological order (they are in those files). As in Checkmate's model
-/// there are no fixed values (parameters and inputs are outside the budget)
-/// and no step outputs: every value may be freed after its last use.
+/// s -> t makes t read s's output; `backward` gives the phase. Nodes are
+/// ordered topologically, smallest id first (Checkmate's ids already are a
+/// topological order, which is kept). As in Checkmate's model there are no
+/// fixed values (parameters and inputs are outside the budget) and no step
+/// outputs: every value may be freed after its last use. Moccasin's
+/// generated DAGs (the random_layered files: `name` is the id, `duration`,
+/// `out_cost`, `param_cost`; links {"0": s, "1": t}) are read the same way,
+/// forward only, parameters as fixed values.
 llvm::Expected<TrainingGraph> importNodeLinkGraph(const llvm::json::Value &json);
 
 /// True if `json` looks like a NetworkX node-link document ("nodes" and
