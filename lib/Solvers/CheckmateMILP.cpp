@@ -201,6 +201,14 @@ Schedule Session::finish(Schedule schedule, CheckmateStatus status,
 }
 
 Schedule Session::fallback(CheckmateStatus status, CheckmateReport *out) {
+  // Infeasibility of a coarse model proves nothing about the graph: its
+  // nodes compute whole groups at once.
+  if (status == CheckmateStatus::Infeasible &&
+      report.modelNodes < report.graphNodes) {
+    status = CheckmateStatus::NotFound;
+    report.message = "the coarse model has no plan within the budget (" +
+                     report.message + "); the full graph may have one";
+  }
   const Candidate *chosen = cheapestWithinBudget();
   if (chosen)
     status = status == CheckmateStatus::NotFound ? status

@@ -188,8 +188,13 @@ coarsen(const TrainingGraph &graph, unsigned maxNodes, std::string &level) {
     level = "full graph";
     return groups;
   }
-  if (std::optional<std::vector<std::vector<NodeId>>> byHierarchy =
-          coarsenByHierarchy(graph, maxNodes)) {
+  // The hierarchy's close sets, unless merging them leaves far fewer nodes
+  // than allowed: on shallow hierarchies (random layered DAGs) one close set
+  // holds nearly everything, and a model of a handful of nodes can neither
+  // recompute nor fit a budget (a 1000-node DAG became 3 nodes).
+  std::optional<std::vector<std::vector<NodeId>>> byHierarchy =
+      coarsenByHierarchy(graph, maxNodes);
+  if (byHierarchy && byHierarchy->size() >= maxNodes / 2) {
     groups = std::move(*byHierarchy);
     level = "coarse graph: close sets of the structure hierarchy merged";
   } else {

@@ -47,8 +47,10 @@ enum class CheckmateStatus {
   /// The time limit was reached before any plan within the budget was found
   /// and infeasibility was not proven. The returned plan is the fallback.
   TimeLimit,
-  /// checkmate-lp only: the relaxation is feasible but no rounding met the
-  /// budget in the simulator. The returned plan is the fallback.
+  /// checkmate-lp: the relaxation is feasible but no rounding met the budget
+  /// in the simulator; either solver: the coarse model (graphs above
+  /// maxNodes) has no plan within the budget, which proves nothing about the
+  /// graph. The returned plan is the fallback.
   NotFound,
 };
 
