@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Dialect/RematDialect.h"
+#include "remat/Solvers/Join.h"
 #include "remat/Solvers/Solver.h"
 #include "remat/Structure/Structure.h"
 #include "remat/Transforms/GraphExtraction.h"
@@ -344,6 +345,28 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
       // Structure of the forward graph (docs/structure.md): node counts of
       // the hierarchy, its depth, articulation points, splitting vertices.
       entry["hierarchy"] = StructureAnalysis(graph).summaryJSON();
+      // Join structure (docs/budget-solvers.md §2): the branches' stage
+      // counts, or why the step is not a join network.
+      llvm::Expected<join::JoinStructure> joinStructure =
+          join::detectJoinStructure(graph);
+      if (joinStructure) {
+        llvm::json::Array lengths;
+        for (unsigned l : joinStructure->lengths())
+          lengths.push_back(static_cast<int64_t>(l));
+        entry["join"] = llvm::json::Object{
+            {"detected", true},
+            {"branch_stages", std::move(lengths)},
+            {"head_nodes",
+             static_cast<int64_t>(joinStructure->headForward.size() +
+                                  joinStructure->headBackward.size())},
+            {"tail_nodes", static_cast<int64_t>(joinStructure->tail.size())},
+            {"merged_stages",
+             static_cast<int64_t>(joinStructure->mergedStages)}};
+      } else {
+        entry["join"] = llvm::json::Object{
+            {"detected", false},
+            {"reason", llvm::toString(joinStructure.takeError())}};
+      }
       functions.push_back(std::move(entry));
     });
     if (failedAny)
