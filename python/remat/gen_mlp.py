@@ -71,6 +71,18 @@ class Emitter:
     def raw(self, text):
         self.lines.append(text)
 
+    def empty(self, name, ty):
+        """A destination: `%name = tensor.empty()`."""
+        self.op("%%%s = tensor.empty() : %s" % (name, ty))
+        return "%" + name
+
+    def zeros(self, name, ty):
+        """A zero-filled destination (needs `%zero` defined first)."""
+        em = self.empty(name + "_empty", ty)
+        self.op("%%%s_init = linalg.fill ins(%%zero : %s) outs(%s : %s) -> %s"
+                % (name, self.dtype, em, ty, ty))
+        return "%%%s_init" % name
+
 
 def generate(layers, batch, width, dtype="f32", command=None):
     t = dtype
@@ -120,15 +132,7 @@ def generate(layers, batch, width, dtype="f32", command=None):
     e.op("%%zero = arith.constant %s : %s" % (fconst(0.0), t))
     e.op("%%half = arith.constant %s : %s" % (fconst(0.5), t))
 
-    def empty(name, ty):
-        e.op("%%%s = tensor.empty() : %s" % (name, ty))
-        return "%" + name
-
-    def zeros(name, ty):
-        em = empty(name + "_empty", ty)
-        e.op("%%%s_init = linalg.fill ins(%%zero : %s) outs(%s : %s) -> %s"
-             % (name, t, em, ty, ty))
-        return "%%%s_init" % name
+    empty, zeros = e.empty, e.zeros
 
     # Forward.
     e.raw("")

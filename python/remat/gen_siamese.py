@@ -41,6 +41,8 @@ Writes the module to stdout. Standard library only.
 import argparse
 import sys
 
+from gen_mlp import Emitter, fconst
+
 # Top-level ops emitted per layer, per tower and outside the towers
 # (generate() asserts that it emitted count_ops(layers) of them):
 #   per layer  forward    empty, fill, matmul, empty, generic          = 5
@@ -65,25 +67,6 @@ def parse_layers(text):
     except ValueError:
         return None
     return layers
-
-
-def fconst(value):
-    """A float literal the way mlir-opt prints it."""
-    return "%e" % value
-
-
-class Emitter:
-    def __init__(self, dtype):
-        self.dtype = dtype
-        self.lines = []
-        self.ops = 0
-
-    def op(self, text):
-        self.lines.append("  " + text)
-        self.ops += 1
-
-    def raw(self, text):
-        self.lines.append(text)
 
 
 def generate(layers, batch, width, dtype="f32", command=None):
@@ -145,15 +128,7 @@ def generate(layers, batch, width, dtype="f32", command=None):
     e.op("%%zero = arith.constant %s : %s" % (fconst(0.0), t))
     e.op("%%half = arith.constant %s : %s" % (fconst(0.5), t))
 
-    def empty(name, ty):
-        e.op("%%%s = tensor.empty() : %s" % (name, ty))
-        return "%" + name
-
-    def zeros(name, ty):
-        em = empty(name + "_empty", ty)
-        e.op("%%%s_init = linalg.fill ins(%%zero : %s) outs(%s : %s) -> %s"
-             % (name, t, em, ty, ty))
-        return "%%%s_init" % name
+    empty, zeros = e.empty, e.zeros
 
     def product(name, ins, comment):
         """name = ins[0] * ins[1] * ..., elementwise (at least two operands)."""
