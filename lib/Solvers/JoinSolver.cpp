@@ -553,18 +553,6 @@ llvm::Expected<Schedule> join::solveJoin(const TrainingGraph &graph,
     JoinSolveInfo info;
   };
   std::optional<Candidate> best;
-  auto fits = [&](const SimulationReport &r) {
-    return options.budget && r.peakBytes <= *options.budget;
-  };
-  auto better = [&](const SimulationReport &a, const SimulationReport &b) {
-    if (fits(a) != fits(b))
-      return fits(a);
-    if (fits(a))
-      return a.totalCost != b.totalCost ? a.totalCost < b.totalCost
-                                        : a.peakBytes < b.peakBytes;
-    return a.peakBytes != b.peakBytes ? a.peakBytes < b.peakBytes
-                                      : a.totalCost < b.totalCost;
-  };
   unsigned candidates = 0;
 
   // Both placements of a backward node that reads only the head's
@@ -628,7 +616,7 @@ llvm::Expected<Schedule> join::solveJoin(const TrainingGraph &graph,
         return makeError("internal error: the plan for " + llvm::Twine(c) +
                          " slots is invalid: " + report.error);
       ++candidates;
-      if (!best || better(report, best->report)) {
+      if (!best || betterPlan(report, best->report, options.budget)) {
         JoinSolveInfo chosen;
         chosen.lengths = lengths;
         chosen.slotBytes = structure->slotBytes;

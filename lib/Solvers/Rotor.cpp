@@ -910,18 +910,6 @@ llvm::Expected<Attempt> tryAt(const TrainingGraph &graph,
   return std::move(attempt);
 }
 
-/// Better: fits before not, then (cost, peak) among fitting plans and (peak,
-/// cost) among the others.
-bool better(const Attempt &x, const Attempt &y) {
-  if (x.fits != y.fits)
-    return x.fits;
-  if (x.fits)
-    return std::tie(x.report.totalCost, x.report.peakBytes) <
-           std::tie(y.report.totalCost, y.report.peakBytes);
-  return std::tie(x.report.peakBytes, x.report.totalCost) <
-         std::tie(y.report.peakBytes, y.report.totalCost);
-}
-
 /// A model memory every sequence fits in: all items at once.
 uint64_t allItemsBound(const RotorChain &chain) {
   uint64_t upper = 1;
@@ -948,7 +936,7 @@ llvm::Expected<Attempt> solveMapped(const TrainingGraph &graph,
     attempt.fits = budget && attempt.report.peakBytes <= *budget;
     attempt.info.feasible = attempt.fits;
     attempt.info.retries = retries;
-    if (!best || better(attempt, *best))
+    if (!best || betterPlan(attempt.report, best->report, budget))
       best = std::move(attempt);
   };
   auto build = [&](uint64_t memory) {
@@ -1152,7 +1140,7 @@ llvm::Expected<Schedule> remat::solveRotorFamily(
     if (!attempt)
       return attempt.takeError();
     attempt->info.stages = name;
-    if (!best || better(*attempt, *best))
+    if (!best || betterPlan(attempt->report, best->report, options.budget))
       best = std::move(*attempt);
   }
   if (!best)

@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <optional>
+#include <tuple>
 
 using namespace remat;
 
@@ -150,18 +151,17 @@ std::string remat::solverNames() {
   return names;
 }
 
-/// True if plan `a` is better than plan `b` for `options`: within the budget
-/// beats above it; then, with a budget, the lower cost (then the lower
-/// peak); without one, the lower peak (then the lower cost).
-static bool betterPlan(const SolverResult &a, const SolverResult &b,
-                       const SolverOptions &options) {
-  if (a.meetsBudget != b.meetsBudget)
-    return a.meetsBudget;
-  double costA = a.report.totalCost, costB = b.report.totalCost;
-  uint64_t peakA = a.report.peakBytes, peakB = b.report.peakBytes;
-  if (options.budget && a.meetsBudget)
-    return costA != costB ? costA < costB : peakA < peakB;
-  return peakA != peakB ? peakA < peakB : costA < costB;
+bool remat::betterPlan(const SimulationReport &a, const SimulationReport &b,
+                       std::optional<uint64_t> budget) {
+  bool fitsA = budget && a.peakBytes <= *budget;
+  bool fitsB = budget && b.peakBytes <= *budget;
+  if (fitsA != fitsB)
+    return fitsA;
+  if (fitsA)
+    return std::tie(a.totalCost, a.peakBytes) <
+           std::tie(b.totalCost, b.peakBytes);
+  return std::tie(a.peakBytes, a.totalCost) <
+         std::tie(b.peakBytes, b.totalCost);
 }
 
 bool remat::solverApplies(const SolverInfo &solver,
@@ -169,8 +169,8 @@ bool remat::solverApplies(const SolverInfo &solver,
   return !solver.applies || solver.applies(graph);
 }
 
-llvm::Expected<SolverResult>
-remat::runPortfolio(const TrainingGraph &graph, const SolverOptions &options) {
+llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
+                                                 const SolverOptions &options) {
   auto begin = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -
@@ -190,10 +190,11 @@ remat::runPortfolio(const TrainingGraph &graph, const SolverOptions &options) {
     sub.timeLimitSeconds = std::max(1.0, remaining);
     llvm::Expected<SolverResult> result = runSolver(solver, graph, sub);
     if (!result) {
-      errors += (errors.empty() ? "" : "; ") + llvm::toString(result.takeError());
+      errors +=
+          (errors.empty() ? "" : "; ") + llvm::toString(result.takeError());
       continue;
     }
-    if (!best || betterPlan(*result, *best, options))
+    if (!best || betterPlan(result->report, best->report, options.budget))
       best = std::move(*result);
   }
   if (!best)

@@ -52,6 +52,13 @@ struct SolverInfo {
   std::function<bool(const TrainingGraph &)> applies = nullptr;
 };
 
+/// The order every "keep the best plan" choice uses: a plan within `budget`
+/// beats one above it; between plans within it, the lower cost (then the
+/// lower peak); otherwise, and without a budget, the lower peak (then the
+/// lower cost).
+bool betterPlan(const SimulationReport &a, const SimulationReport &b,
+                std::optional<uint64_t> budget);
+
 /// True if `solver` handles `graph` (SolverInfo::applies).
 bool solverApplies(const SolverInfo &solver, const TrainingGraph &graph);
 
