@@ -305,12 +305,16 @@ join::detectJoinStructure(const TrainingGraph &graph, size_t maxTableEntries,
         for (ValueId in : graph.node(n).inputs) {
           if (!graph.value(in).isFixed())
             continue;
-          for (NodeId user : graph.value(in).users)
-            if (isForwardNode(user))
-              note(fixedBranch, severalFixed,
-                   inHead[user] ? kNone - 1 : branchOf[user]);
+          for (NodeId user : graph.value(in).users) {
+            if (!isForwardNode(user))
+              continue;
+            if (inHead[user])
+              severalFixed = true; // the head reads it too
+            else
+              note(fixedBranch, severalFixed, branchOf[user]);
+          }
         }
-        if (fixedBranch != kNone && fixedBranch != kNone - 1 && !severalFixed)
+        if (fixedBranch != kNone && !severalFixed)
           nonFinalBranch = fixedBranch;
       }
       if (nonFinalBranch == kNone) {
