@@ -8,6 +8,7 @@
 
 #include "remat/Transforms/GraphExtraction.h"
 #include "remat/Dialect/RematDialect.h"
+#include "remat/Graph/GraphIO.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -23,6 +24,7 @@
 namespace remat {
 #define GEN_PASS_DEF_REMATNORMALIZEDESTINATIONSPASS
 #define GEN_PASS_DEF_TESTTRAININGGRAPHPASS
+#define GEN_PASS_DEF_REMATPRINTGRAPHPASS
 #include "remat/Transforms/Passes.h.inc"
 } // namespace remat
 
@@ -297,26 +299,57 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
     }
   std::vector<Phase> phase(graph.numNodes(), Phase::Forward);
   Operation *terminator = block.getTerminator();
+  // The loss: results marked remat.loss, else the function's result #0.
+  SmallVector<Value> loss;
+  for (Operation &op : block.without_terminator())
+    if (op.hasAttr(RematDialect::kLossAttr))
+      loss.append(op.getResults().begin(), op.getResults().end());
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    if (func.getResultAttr(i, RematDialect::kLossAttr))
+      loss.push_back(terminator->getOperand(i));
+  if (loss.empty() && terminator->getNumOperands() != 0)
+    loss.push_back(terminator->getOperand(0));
+  std::vector<bool> producesLoss(graph.numNodes(), false);
+  for (Value v : loss) {
+    auto it = extracted.valueOf.find(v);
+    if (it != extracted.valueOf.end() && graph.value(it->second).producer >= 0)
+      producesLoss[graph.value(it->second).producer] = true;
+  }
   if (hasSeed) {
     for (Operation &op : block.without_terminator())
       if (llvm::any_of(readValues(&op), [&](Value v) { return seedy.count(v); }))
         seedy.insert(op.getResults().begin(), op.getResults().end());
+    NodeId firstBackward = static_cast<NodeId>(graph.numNodes());
     for (NodeId node = 0; node < static_cast<NodeId>(graph.numNodes()); ++node)
       for (Operation *op : extracted.nodeOps[node])
         if (llvm::any_of(op->getResults(),
-                         [&](Value v) { return seedy.count(v); }))
+                         [&](Value v) { return seedy.count(v); })) {
           phase[node] = Phase::Backward;
+          firstBackward = std::min(firstBackward, node);
+        }
+    // A node that depends on no seed but that the forward part does not need
+    // (it produces no loss and no forward node reads it) and that the program
+    // computes among the backward ops belongs to the backward part: a
+    // hand-written backward transposes activations and weights for its
+    // matmuls (dW = a^T dz, dx = dz W^T), or compares a pre-activation with
+    // zero, right where it needs the result. Counted as forward, such a node
+    // would be computed in the forward pass by every plan and its result kept
+    // until the backward, which the program never does. Reverse program order
+    // sees every reader first. A node the program computes before the
+    // backward begins (a pooling index, a mask kept instead of its input)
+    // stays forward, where the program put it.
+    for (NodeId node = static_cast<NodeId>(graph.numNodes()) - 1;
+         node > firstBackward; --node) {
+      if (phase[node] == Phase::Backward || producesLoss[node])
+        continue;
+      bool readByForward = false;
+      for (ValueId out : graph.node(node).outputs)
+        for (NodeId user : graph.value(out).users)
+          readByForward |= phase[user] == Phase::Forward;
+      if (!readByForward)
+        phase[node] = Phase::Backward;
+    }
   } else {
-    // The loss: results marked remat.loss, else the function's result #0.
-    SmallVector<Value> loss;
-    for (Operation &op : block.without_terminator())
-      if (op.hasAttr(RematDialect::kLossAttr))
-        loss.append(op.getResults().begin(), op.getResults().end());
-    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-      if (func.getResultAttr(i, RematDialect::kLossAttr))
-        loss.push_back(terminator->getOperand(i));
-    if (loss.empty() && terminator->getNumOperands() != 0)
-      loss.push_back(terminator->getOperand(0));
     if (loss.empty())
       return func.emitError("training step '")
              << func.getSymName()
@@ -324,12 +357,7 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
                 "'remat.loss', a seed with 'remat.seed' or an argument with "
                 "'remat.tangent'";
     // Forward = the nodes the loss depends on.
-    std::vector<bool> needed(graph.numNodes(), false);
-    for (Value v : loss) {
-      auto it = extracted.valueOf.find(v);
-      if (it != extracted.valueOf.end() && graph.value(it->second).producer >= 0)
-        needed[graph.value(it->second).producer] = true;
-    }
+    std::vector<bool> needed = producesLoss;
     for (NodeId node = graph.numNodes() - 1; node >= 0; --node) {
       if (!needed[node]) {
         phase[node] = Phase::Backward;
@@ -529,6 +557,50 @@ struct TestTrainingGraph
         first = false;
       }
     os << "]\n";
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// remat-print-graph
+//===----------------------------------------------------------------------===//
+
+struct RematPrintGraph
+    : public remat::impl::RematPrintGraphPassBase<RematPrintGraph> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (format != "node-link" && format != "native") {
+      module.emitError("remat-print-graph: unknown format '")
+          << format << "' (expected 'node-link' or 'native')";
+      return signalPassFailure();
+    }
+    func::FuncOp step;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (!function.empty() ? func.getSymName() != function
+                            : !isTrainingStep(func))
+        continue;
+      if (step) {
+        module.emitError("remat-print-graph: several training steps ('")
+            << step.getSymName() << "', '" << func.getSymName()
+            << "'): choose one with function=<name>";
+        return signalPassFailure();
+      }
+      step = func;
+    }
+    if (!step) {
+      module.emitError("remat-print-graph: ")
+          << (function.empty() ? std::string("no training step in the module")
+                               : "no function '" + function + "'");
+      return signalPassFailure();
+    }
+    FailureOr<ExtractedGraph> extracted = remat::extractTrainingGraph(step);
+    if (failed(extracted))
+      return signalPassFailure();
+    llvm::json::Value json = format == "native"
+                                 ? extracted->graph.toJSON()
+                                 : exportNodeLinkGraph(extracted->graph);
+    llvm::outs() << llvm::formatv("{0:2}\n", json);
   }
 };
 
