@@ -606,37 +606,52 @@ remat::buildRotorStageMap(const TrainingGraph &graph,
     lastForwardReader[v] = f;
   }
 
-  // Groups, in reverse program order so that every backward reader of a
-  // node's outputs is placed first. sigma(b) must be >= the stage of every
-  // forward value b reads (B^l only sees abar^l, a^{l-1} and older stored
-  // items) and >= sigma of every backward reader (readers run later, and
-  // groups run L, L-1, ..., 1). Within that, b goes to the latest group at
-  // which its forward inputs are still in the cut anyway (min f), so that
-  // no cut grows for it; a node reading neither a forward value nor a fixed
-  // one that the forward pass reads goes with its first reader.
-  std::vector<unsigned> group(numNodes, 0);
+  // Groups: sigma(b) must be >= the stage of every forward value b reads
+  // (B^l only sees abar^l, a^{l-1} and older stored items), >= sigma of
+  // every backward reader (readers run later, and groups run L, L-1, ...,
+  // 1) and <= sigma of every backward producer.
+  // 1. Reverse program order: lo(b), the least group b may take, is at
+  //    least the stage of every forward value b reads and lo of every
+  //    backward reader of b.
+  std::vector<unsigned> lo(numNodes, 1);
   for (auto it = backward.rbegin(); it != backward.rend(); ++it) {
     const Node &node = graph.node(*it);
-    unsigned lo = 1, target = std::numeric_limits<unsigned>::max();
-    bool readsForward = false;
-    for (ValueId in : node.inputs) {
-      if (graph.value(in).isFixed()) {
-        if (lastForwardReader[in] > 0) {
-          readsForward = true;
-          target = std::min(target, lastForwardReader[in]);
-        }
-        continue;
-      }
-      if (!isForwardValue(in))
-        continue;
-      readsForward = true;
-      lo = std::max(lo, stageOf[graph.value(in).producer]);
-      target = std::min(target, lastForwardReader[in]);
-    }
+    unsigned least = 1;
+    for (ValueId in : node.inputs)
+      if (isForwardValue(in))
+        least = std::max(least, stageOf[graph.value(in).producer]);
     for (ValueId out : node.outputs)
       for (NodeId user : graph.value(out).users)
-        lo = std::max(lo, group[user]);
-    group[*it] = std::min(L, readsForward ? std::max(lo, target) : lo);
+        least = std::max(least, lo[user]);
+    lo[*it] = std::min(L, least);
+  }
+  // 2. Program order: b must run no earlier than its backward producers, so
+  //    sigma(b) <= hi(b) = min sigma(p) (L without any); lo(b) <= hi(b)
+  //    because lo(p) >= lo(b) for every producer p. Within [lo, hi], b goes
+  //    to the latest group at which its forward inputs are still in the cut
+  //    anyway (min f), so that no cut grows for it. A node that reads no
+  //    forward value (the gradient of a weight from its backward inputs, a
+  //    sum of gradients) runs as soon as its inputs exist, in the group of
+  //    its last producer, so that those inputs are freed early rather than
+  //    carried through every later cut.
+  std::vector<unsigned> group(numNodes, 0);
+  for (NodeId b : backward) {
+    const Node &node = graph.node(b);
+    unsigned hi = L, target = std::numeric_limits<unsigned>::max();
+    for (ValueId in : node.inputs) {
+      const GraphValue &value = graph.value(in);
+      if (value.isFixed()) {
+        if (lastForwardReader[in] > 0)
+          target = std::min(target, lastForwardReader[in]);
+      } else if (isForwardValue(in)) {
+        target = std::min(target, lastForwardReader[in]);
+      } else {
+        hi = std::min(hi, group[value.producer]);
+      }
+    }
+    if (target == std::numeric_limits<unsigned>::max())
+      target = hi;
+    group[b] = std::clamp(target, lo[b], std::max(lo[b], hi));
   }
 
   map.chain = RotorChain::withLength(L);
