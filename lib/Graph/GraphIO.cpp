@@ -21,11 +21,176 @@ bool remat::isNodeLinkGraph(const llvm::json::Value &json) {
   return root && root->getArray("nodes") && root->getArray("links");
 }
 
+/// The `graph.format` that marks the project's own node-link export.
+static constexpr llvm::StringLiteral kRematNodeLinkFormat =
+    "remat-training-graph";
+
+llvm::json::Value remat::exportNodeLinkGraph(const TrainingGraph &graph) {
+  const int64_t numNodes = static_cast<int64_t>(graph.numNodes());
+  // Node ids: graph node n is n, fixed value v is numNodes + v.
+  auto sourceId = [&](ValueId v) {
+    const GraphValue &value = graph.value(v);
+    return value.isFixed() ? numNodes + v : int64_t(value.producer);
+  };
+  llvm::json::Array nodes, links;
+  for (NodeId n = 0; n < static_cast<NodeId>(numNodes); ++n) {
+    const Node &node = graph.node(n);
+    llvm::json::Array outputs;
+    uint64_t bytes = 0;
+    for (ValueId v : node.outputs) {
+      const GraphValue &value = graph.value(v);
+      bytes += value.bytes;
+      outputs.push_back(llvm::json::Object{{"value", v},
+                                           {"name", value.name},
+                                           {"bytes", value.bytes},
+                                           {"output", value.isOutput}});
+    }
+    nodes.push_back(llvm::json::Object{{"id", n},
+                                       {"name", node.name},
+                                       {"op", node.opName},
+                                       {"backward", node.phase == Phase::Backward},
+                                       {"cost_cpu", node.cost},
+                                       {"cost_ram", bytes},
+                                       {"workspace", node.workspaceBytes},
+                                       {"outputs", std::move(outputs)}});
+    for (ValueId in : node.inputs)
+      links.push_back(llvm::json::Object{
+          {"source", sourceId(in)}, {"target", n}, {"value", in}});
+  }
+  for (ValueId v = 0; v < static_cast<ValueId>(graph.numValues()); ++v) {
+    const GraphValue &value = graph.value(v);
+    if (!value.isFixed())
+      continue;
+    nodes.push_back(llvm::json::Object{{"id", numNodes + v},
+                                       {"name", value.name},
+                                       {"fixed", true},
+                                       {"value", v},
+                                       {"cost_cpu", 0},
+                                       {"cost_ram", value.bytes}});
+  }
+  return llvm::json::Object{
+      {"directed", true},
+      {"multigraph", true},
+      {"graph", llvm::json::Object{{"format", kRematNodeLinkFormat}}},
+      {"nodes", std::move(nodes)},
+      {"links", std::move(links)}};
+}
+
+/// Reads the project's own node-link export back: the nodes and links carry
+/// the value ids, so the document converts to the native format
+/// (TrainingGraph::fromJSON), which checks it.
+static llvm::Expected<TrainingGraph>
+importRematNodeLink(const llvm::json::Object &root) {
+  const llvm::json::Array &nodes = *root.getArray("nodes");
+  const llvm::json::Array &links = *root.getArray("links");
+  // Value slots by id: {name, bytes, producer, output}.
+  std::vector<std::optional<llvm::json::Object>> values;
+  auto slot = [&](int64_t v) -> std::optional<llvm::json::Object> & {
+    if (static_cast<size_t>(v) >= values.size())
+      values.resize(v + 1);
+    return values[v];
+  };
+  std::vector<llvm::json::Object> graphNodes;
+  llvm::DenseMap<int64_t, size_t> nodeIndex; // op node id -> graph node
+  auto badValue = [](std::optional<int64_t> v) {
+    return !v || *v < 0 || *v >= INT32_MAX;
+  };
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    std::string where = "nodes[" + std::to_string(i) + "]";
+    const llvm::json::Object *node = nodes[i].getAsObject();
+    std::optional<int64_t> id = node ? node->getInteger("id") : std::nullopt;
+    if (!id)
+      return nodeLinkError(where + ": expected an object with an integer 'id'");
+    std::string name = node->getString("name").value_or("").str();
+    if (node->getBoolean("fixed").value_or(false)) {
+      std::optional<int64_t> v = node->getInteger("value");
+      std::optional<double> bytes = node->getNumber("cost_ram");
+      if (badValue(v) || !bytes || !(*bytes >= 0) || !std::isfinite(*bytes))
+        return nodeLinkError(where + ": a fixed node needs a value id 'value' "
+                                     "and non-negative 'cost_ram'");
+      if (slot(*v))
+        return nodeLinkError(where + ": value " + std::to_string(*v) +
+                             " is defined twice");
+      slot(*v) = llvm::json::Object{{"name", name},
+                                    {"bytes", static_cast<uint64_t>(*bytes)},
+                                    {"producer", -1}};
+      continue;
+    }
+    const llvm::json::Array *outputs = node->getArray("outputs");
+    if (!outputs)
+      return nodeLinkError(where + ": expected an 'outputs' array");
+    size_t index = graphNodes.size();
+    if (!nodeIndex.try_emplace(*id, index).second)
+      return nodeLinkError("duplicate node id " + std::to_string(*id));
+    llvm::json::Array outputIds;
+    for (size_t k = 0; k < outputs->size(); ++k) {
+      const llvm::json::Object *out = (*outputs)[k].getAsObject();
+      std::optional<int64_t> v = out ? out->getInteger("value") : std::nullopt;
+      const llvm::json::Value *bytes = out ? out->get("bytes") : nullptr;
+      if (badValue(v) || !bytes)
+        return nodeLinkError(where + ".outputs[" + std::to_string(k) +
+                             "]: needs 'value' and 'bytes'");
+      if (slot(*v))
+        return nodeLinkError(where + ": value " + std::to_string(*v) +
+                             " is defined twice");
+      slot(*v) = llvm::json::Object{
+          {"name", out->getString("name").value_or("").str()},
+          {"bytes", *bytes},
+          {"producer", static_cast<int64_t>(index)},
+          {"output", out->getBoolean("output").value_or(false)}};
+      outputIds.push_back(*v);
+    }
+    llvm::json::Object converted{
+        {"name", name},
+        {"op", node->getString("op").value_or("").str()},
+        {"phase", node->getBoolean("backward").value_or(false) ? "backward"
+                                                               : "forward"},
+        {"outputs", std::move(outputIds)},
+        {"inputs", llvm::json::Array()}};
+    if (const llvm::json::Value *cost = node->get("cost_cpu"))
+      converted["cost"] = *cost;
+    if (const llvm::json::Value *workspace = node->get("workspace"))
+      converted["workspace"] = *workspace;
+    graphNodes.push_back(std::move(converted));
+  }
+  for (size_t i = 0; i < links.size(); ++i) {
+    std::string where = "links[" + std::to_string(i) + "]";
+    const llvm::json::Object *link = links[i].getAsObject();
+    std::optional<int64_t> target =
+        link ? link->getInteger("target") : std::nullopt;
+    std::optional<int64_t> v = link ? link->getInteger("value") : std::nullopt;
+    auto it = target ? nodeIndex.find(*target) : nodeIndex.end();
+    if (it == nodeIndex.end() || badValue(v))
+      return nodeLinkError(where + ": needs the id of an op node as 'target' "
+                                   "and the value id read as 'value'");
+    graphNodes[it->second].getArray("inputs")->push_back(*v);
+  }
+  llvm::json::Array valueArray;
+  for (size_t v = 0; v < values.size(); ++v) {
+    if (!values[v])
+      return nodeLinkError("value " + std::to_string(v) +
+                           " is neither a fixed node nor a node's output");
+    valueArray.push_back(std::move(*values[v]));
+  }
+  llvm::json::Array nodeArray;
+  for (llvm::json::Object &node : graphNodes)
+    nodeArray.push_back(std::move(node));
+  llvm::Expected<TrainingGraph> graph = TrainingGraph::fromJSON(
+      llvm::json::Object{{"nodes", std::move(nodeArray)},
+                         {"values", std::move(valueArray)}});
+  if (!graph)
+    return nodeLinkError(llvm::toString(graph.takeError()));
+  return graph;
+}
+
 llvm::Expected<TrainingGraph>
 remat::importNodeLinkGraph(const llvm::json::Value &json) {
   if (!isNodeLinkGraph(json))
     return nodeLinkError("expected an object with 'nodes' and 'links' arrays");
   const llvm::json::Object &root = *json.getAsObject();
+  if (const llvm::json::Object *attributes = root.getObject("graph"))
+    if (attributes->getString("format") == kRematNodeLinkFormat)
+      return importRematNodeLink(root);
   const llvm::json::Array &nodes = *root.getArray("nodes");
   const llvm::json::Array &links = *root.getArray("links");
 

@@ -27,6 +27,8 @@
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -39,13 +41,14 @@ void remat::registerRematDialects(DialectRegistry &registry) {
                   memref::MemRefDialect, bufferization::BufferizationDialect,
                   scf::SCFDialect, cf::ControlFlowDialect, math::MathDialect,
                   affine::AffineDialect, index::IndexDialect,
-                  LLVM::LLVMDialect>();
+                  vector::VectorDialect, LLVM::LLVMDialect>();
   // Bufferization of the step (one-shot-bufferize) and the allocation
   // interface that upstream deallocation needs.
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferizableOpInterfaceExternalModels(registry);
+  vector::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
   memref::registerAllocationOpInterfaceExternalModels(registry);
@@ -100,6 +103,8 @@ void remat::buildLowerBufferizedToCpuPipeline(
     pm.addPass(createConvertBufferizationToMemRefPass());
   }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Vector ops of a module's own code (vector.print in a test's main).
+  pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -114,6 +119,10 @@ void remat::buildLowerBufferizedToCpuPipeline(
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
+  // After the functions: vector.print calls printF32 & co., which a module
+  // that also calls them directly has declared as func.func; converted
+  // first, those declarations are the llvm.func the vector lowering reuses.
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
@@ -141,6 +150,15 @@ void remat::registerRematPipelines() {
         reportOptions.timeLimit = options.timeLimit;
         reportOptions.slots = options.slots;
         pm.addPass(createRematReportPass(reportOptions));
+      });
+  PassPipelineRegistration<>(
+      "remat-export-graph",
+      "Print the training graph of the module's step as NetworkX node-link "
+      "JSON for remat-solve (normalized destinations, so that the graph's "
+      "values are the bufferized program's buffers)",
+      [](OpPassManager &pm) {
+        pm.addNestedPass<func::FuncOp>(createRematNormalizeDestinationsPass());
+        pm.addPass(createRematPrintGraphPass());
       });
   PassPipelineRegistration<RematPipelineOptions>(
       "remat-lower-to-cpu",

@@ -26,6 +26,15 @@ namespace remat {
 /// forward only, parameters as fixed values.
 llvm::Expected<TrainingGraph> importNodeLinkGraph(const llvm::json::Value &json);
 
+/// Writes `graph` as a NetworkX node-link document that importNodeLinkGraph
+/// reads back into the same graph (same node and value ids, sizes, costs,
+/// phases, fixed values, step outputs and workspaces), and that a NetworkX
+/// reader sees as the DAG of the computation: one node per graph node (with
+/// Checkmate's `cost_cpu`, `cost_ram` = its output bytes, `backward`) and
+/// one per fixed value (`fixed`: true), a link per read (`value`: the value
+/// id read). docs/formats.md describes the fields.
+llvm::json::Value exportNodeLinkGraph(const TrainingGraph &graph);
+
 /// True if `json` looks like a NetworkX node-link document ("nodes" and
 /// "links" arrays).
 bool isNodeLinkGraph(const llvm::json::Value &json);

@@ -36,6 +36,27 @@ def TestTrainingGraphPass : Pass<"test-remat-training-graph", "mlir::func::FuncO
   }];
 }
 
+def RematPrintGraphPass : Pass<"remat-print-graph", "mlir::ModuleOp"> {
+  let summary = "Print the training graph of a step as JSON";
+  let description = [{
+    Extracts the training graph of the module's training step (the one named
+    by `function` when there are several) and prints it to stdout as JSON:
+    NetworkX node-link (`format=node-link`, the default), which `remat-solve`
+    reads back into the same graph, or the project's native format
+    (`format=native`); docs/formats.md describes both. `remat-solve` on the
+    printed graph then solves exactly the problem that `--remat-report`
+    solves on the step. Run after `remat-normalize-destinations` (the
+    `remat-export-graph` pipeline does), so that the graph's values are the
+    buffers of the bufferized program. The IR is not changed.
+  }];
+  let options = [
+    Option<"format", "format", "std::string", /*default=*/"\"node-link\"",
+           "Output format: node-link or native">,
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "The training step to print (needed when there are several)">,
+  ];
+}
+
 def TestStructurePass : Pass<"test-remat-structure", "mlir::func::FuncOp"> {
   let summary = "Print the structure analysis of each training step's forward graph";
   let description = [{
@@ -162,6 +183,27 @@ def RematGenerateMainPass : Pass<"remat-generate-main", "mlir::ModuleOp"> {
 //===----------------------------------------------------------------------===//
 // GPU lowering (remat-lower-to-gpu, docs/gpu.md)
 //===----------------------------------------------------------------------===//
+
+def RematInstrumentStepCallsPass
+    : Pass<"remat-instrument-step-calls", "mlir::ModuleOp"> {
+  let summary = "Measure every call of the training step that a module's own "
+                "code makes";
+  let description = [{
+    For a module that brings its own `main` (the usual MLIR runner test: build
+    inputs, call the step, print with `vector.print`, `printF32` or
+    `printMemrefF32`), wraps every `func.call` of `entry` outside `entry`
+    itself in `remat_rt_step_begin` / `remat_rt_step_end`, so that the runtime
+    measures the window of that call: the bytes the step allocates, without
+    the inputs `main` built. That is the quantity the simulator predicts
+    (arguments are fixed memory). Fails, at the step, when nothing calls
+    `entry`.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Name of the training step whose calls are measured">,
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
 
 def RematPrepareLinalgForGpuPass
     : Pass<"remat-prepare-linalg-for-gpu", "mlir::func::FuncOp"> {
