@@ -71,7 +71,7 @@ LogicalResult RematDialect::verifyOperationAttribute(Operation *op,
              << "'" << name << "' must be a non-negative integer attribute";
     return success();
   }
-  if (name == kTangentAttr)
+  if (name == kTangentAttr || name == kParamAttr)
     return op->emitOpError() << "'" << name
                              << "' is only valid on function arguments";
   if (name == kStepAttr) {
@@ -89,7 +89,7 @@ LogicalResult RematDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                      unsigned argIndex,
                                                      NamedAttribute attr) {
   StringRef name = attr.getName().strref();
-  if (name != kTangentAttr)
+  if (name != kTangentAttr && name != kParamAttr)
     return op->emitOpError() << "'" << name << "' on argument #" << argIndex
                              << " is not a valid argument attribute";
   if (!isa<UnitAttr>(attr.getValue()))

@@ -63,6 +63,21 @@ func.func @loss_on_argument(%x: tensor<4xf32> {remat.loss}) -> tensor<4xf32> {
 
 // -----
 
+// expected-error @+1 {{'remat.param' must be a unit attribute}}
+func.func @param_with_value(%x: tensor<4xf32> {remat.param = 1 : i64}) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+func.func @param_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'remat.param' is only valid on function arguments}}
+  %y = remat.kernel "aten.neg"(%x) {remat.param} : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
 // expected-error @+1 {{'remat.tangent' on result #0 is not a valid result attribute}}
 func.func @tangent_on_result(%x: tensor<4xf32>) -> (tensor<4xf32> {remat.tangent}) {
   return %x : tensor<4xf32>

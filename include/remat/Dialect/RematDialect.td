@@ -16,6 +16,8 @@ def Remat_Dialect : Dialect {
     dialect:
     - `remat.loss` (unit, on an op): its results are the loss;
     - `remat.tangent` (unit, on a function argument): a gradient seed input;
+    - `remat.param` (unit, on a function argument): a trained parameter, whose
+      gradient a differentiated step returns;
     - `remat.seed` (unit, on an op with results): the value starting reverse
       mode inside the step;
     - `remat.phase` ("forward" | "backward", on an op): overrides the split;
@@ -32,6 +34,7 @@ def Remat_Dialect : Dialect {
   let extraClassDeclaration = [{
     static constexpr llvm::StringLiteral kLossAttr = "remat.loss";
     static constexpr llvm::StringLiteral kTangentAttr = "remat.tangent";
+    static constexpr llvm::StringLiteral kParamAttr = "remat.param";
     static constexpr llvm::StringLiteral kSeedAttr = "remat.seed";
     static constexpr llvm::StringLiteral kPhaseAttr = "remat.phase";
     static constexpr llvm::StringLiteral kCostAttr = "remat.cost";
