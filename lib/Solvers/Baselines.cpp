@@ -9,13 +9,30 @@
 
 #include "remat/Solvers/Solver.h"
 
+#include <numeric>
+
 using namespace remat;
 
 Schedule remat::solveCheckpointAll(const TrainingGraph &graph) {
   // Every forward value stays resident until its last (backward) use, so
   // nothing is ever recomputed: the memory-hungry, cost-optimal end point.
-  return scheduleFromCheckpoints(graph,
-                                 std::vector<bool>(graph.numNodes(), true));
+  // Two orders recompute nothing: the frameworks' forward-then-backward
+  // order, and the program's own (node ids), which a hand-written step may
+  // have interleaved better (a gradient consumed as soon as it exists, a
+  // forward-only value used up before the backward). The lower peak is the
+  // baseline, so that no plan is judged against an order worse than the
+  // one the user wrote, and percentage budgets never start from one.
+  Schedule phased = scheduleFromCheckpoints(
+      graph, std::vector<bool>(graph.numNodes(), true));
+  std::vector<NodeId> programOrder(graph.numNodes());
+  std::iota(programOrder.begin(), programOrder.end(), 0);
+  Schedule program = insertEarlyFrees(graph, programOrder);
+  SimulationReport phasedReport = simulate(graph, phased);
+  SimulationReport programReport = simulate(graph, program);
+  return programReport.valid &&
+                 programReport.peakBytes < phasedReport.peakBytes
+             ? program
+             : phased;
 }
 
 std::vector<bool> remat::chenSqrtNCheckpoints(const TrainingGraph &graph) {

@@ -88,6 +88,10 @@ llvm::Expected<SolverResult> runPortfolio(const TrainingGraph &graph,
 //===----------------------------------------------------------------------===//
 
 /// No recomputation: every forward value stays resident until its last use.
+/// Of the two orders that recompute nothing, forward-then-backward
+/// (scheduleFromCheckpoints with every node checkpointed) and the program's
+/// own (node ids, with early frees), the one with the lower peak; the
+/// forward-then-backward one on a tie.
 Schedule solveCheckpointAll(const TrainingGraph &graph);
 
 /// Chen et al.'s √n strategy on the topological order of the forward nodes
