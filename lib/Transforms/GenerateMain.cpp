@@ -30,6 +30,7 @@
 
 namespace remat {
 #define GEN_PASS_DEF_REMATGENERATEMAINPASS
+#define GEN_PASS_DEF_REMATINSTRUMENTSTEPCALLSPASS
 #include "remat/Transforms/Passes.h.inc"
 } // namespace remat
 
@@ -72,36 +73,16 @@ bool isSupportedResult(Type type) {
   return type.isIndex() || !runtimeSuffix(type).empty();
 }
 
-struct RematGenerateMainPass
-    : remat::impl::RematGenerateMainPassBase<RematGenerateMainPass> {
-  using Base::Base;
-
-  void runOnOperation() override;
-
-private:
-  /// Finds or declares the private runtime function `name` of type `type`;
-  /// null (after an error) if the symbol exists with another signature.
-  func::FuncOp getOrDeclare(OpBuilder &builder, llvm::StringRef name,
-                            FunctionType type, bool cInterface);
-  /// The entry function: `entry` if set, else the only function with a body.
-  func::FuncOp findEntry();
-  /// A tensor of `type` with element k (row-major linear index) equal to
-  /// ((k * 37 + argNo * 11) mod 101 - 50), divided by 64 for floats.
-  Value buildInput(OpBuilder &builder, Location loc, RankedTensorType type,
-                   unsigned argNo);
-};
-
-} // namespace
-
-func::FuncOp RematGenerateMainPass::getOrDeclare(OpBuilder &builder,
-                                                 llvm::StringRef name,
-                                                 FunctionType type,
-                                                 bool cInterface) {
-  ModuleOp module = getOperation();
+/// Finds or declares the private runtime function `name` of type `type` in
+/// `module`; null (after an error) if the symbol exists with another
+/// signature.
+func::FuncOp getOrDeclare(ModuleOp module, OpBuilder &builder,
+                          llvm::StringRef name, FunctionType type,
+                          bool cInterface, llvm::StringRef pass) {
   if (Operation *existing = SymbolTable::lookupSymbolIn(module, name)) {
     auto func = dyn_cast<func::FuncOp>(existing);
     if (!func || func.getFunctionType() != type) {
-      existing->emitError() << "remat-generate-main: symbol '" << name
+      existing->emitError() << pass << ": symbol '" << name
                             << "' exists but is not a function of type "
                             << type << " (it is reserved for the runtime)";
       return nullptr;
@@ -116,6 +97,23 @@ func::FuncOp RematGenerateMainPass::getOrDeclare(OpBuilder &builder,
     func->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
   return func;
 }
+
+struct RematGenerateMainPass
+    : remat::impl::RematGenerateMainPassBase<RematGenerateMainPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  /// The entry function: `entry` if set, else the only function with a body.
+  func::FuncOp findEntry();
+  /// A tensor of `type` with element k (row-major linear index) equal to
+  /// ((k * 37 + argNo * 11) mod 101 - 50), divided by 64 for floats.
+  Value buildInput(OpBuilder &builder, Location loc, RankedTensorType type,
+                   unsigned argNo);
+};
+
+} // namespace
 
 func::FuncOp RematGenerateMainPass::findEntry() {
   ModuleOp module = getOperation();
@@ -242,9 +240,11 @@ void RematGenerateMainPass::runOnOperation() {
   OpBuilder builder(ctx);
   auto voidType = FunctionType::get(ctx, {}, {});
   func::FuncOp begin =
-      getOrDeclare(builder, "remat_rt_step_begin", voidType, false);
-  func::FuncOp end = getOrDeclare(builder, "remat_rt_step_end", voidType,
-                                  false);
+      getOrDeclare(module, builder, "remat_rt_step_begin", voidType,
+                   /*cInterface=*/false, getArgument());
+  func::FuncOp end =
+      getOrDeclare(module, builder, "remat_rt_step_end", voidType,
+                   /*cInterface=*/false, getArgument());
   if (!begin || !end)
     return signalPassFailure();
 
@@ -273,8 +273,10 @@ void RematGenerateMainPass::runOnOperation() {
       Type elementType = tensor.getElementType();
       auto unranked = UnrankedTensorType::get(elementType);
       func::FuncOp print = getOrDeclare(
-          builder, ("remat_rt_print_" + runtimeSuffix(elementType)).str(),
-          FunctionType::get(ctx, {unranked}, {}), /*cInterface=*/true);
+          module, builder,
+          ("remat_rt_print_" + runtimeSuffix(elementType)).str(),
+          FunctionType::get(ctx, {unranked}, {}), /*cInterface=*/true,
+          getArgument());
       if (!print)
         return signalPassFailure();
       Value cast = tensor::CastOp::create(builder, loc, unranked, result);
@@ -288,11 +290,63 @@ void RematGenerateMainPass::runOnOperation() {
       type = scalar.getType();
     }
     func::FuncOp print = getOrDeclare(
-        builder, ("remat_rt_print_scalar_" + runtimeSuffix(type)).str(),
-        FunctionType::get(ctx, {type}, {}), /*cInterface=*/false);
+        module, builder,
+        ("remat_rt_print_scalar_" + runtimeSuffix(type)).str(),
+        FunctionType::get(ctx, {type}, {}), /*cInterface=*/false,
+        getArgument());
     if (!print)
       return signalPassFailure();
     func::CallOp::create(builder, loc, print, ValueRange{scalar});
   }
   func::ReturnOp::create(builder, loc);
 }
+
+//===----------------------------------------------------------------------===//
+// remat-instrument-step-calls
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct RematInstrumentStepCallsPass
+    : remat::impl::RematInstrumentStepCallsPassBase<
+          RematInstrumentStepCallsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto step = dyn_cast_or_null<func::FuncOp>(
+        SymbolTable::lookupSymbolIn(module, entry));
+    if (!step) {
+      module.emitError() << getArgument() << ": no function '" << entry
+                         << "'";
+      return signalPassFailure();
+    }
+    SmallVector<func::CallOp> calls;
+    module.walk([&](func::CallOp call) {
+      if (call.getCallee() == entry && !step->isAncestor(call))
+        calls.push_back(call);
+    });
+    if (calls.empty()) {
+      step.emitError() << getArgument() << ": nothing in the module calls '"
+                       << entry
+                       << "', so no measured window would be the step's";
+      return signalPassFailure();
+    }
+    OpBuilder builder(&getContext());
+    auto voidType = FunctionType::get(&getContext(), {}, {});
+    func::FuncOp begin =
+        getOrDeclare(module, builder, "remat_rt_step_begin", voidType,
+                     /*cInterface=*/false, getArgument());
+    func::FuncOp end =
+        getOrDeclare(module, builder, "remat_rt_step_end", voidType,
+                     /*cInterface=*/false, getArgument());
+    if (!begin || !end)
+      return signalPassFailure();
+    for (func::CallOp call : calls) {
+      builder.setInsertionPoint(call);
+      func::CallOp::create(builder, call.getLoc(), begin);
+      builder.setInsertionPointAfter(call);
+      func::CallOp::create(builder, call.getLoc(), end);
+    }
+  }
+};
+} // namespace

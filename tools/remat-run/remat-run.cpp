@@ -6,8 +6,10 @@
 // 1. Parses FILE and runs the remat pipeline (normalize, solve, apply); reads
 //    the simulator's prediction from the step: `remat.predicted_peak_bytes`
 //    and `remat.fixed_bytes`.
-// 2. Adds a `main` (remat-generate-main) unless the module has one, lowers
-//    the module to the LLVM dialect (bufferize, free, lower).
+// 2. Adds a `main` (remat-generate-main) unless the module has one; a
+//    module's own main gets every call of the step wrapped in the runtime's
+//    measurement window (remat-instrument-step-calls). Lowers the module to
+//    the LLVM dialect (bufferize, free, lower).
 // 3. Runs it with mlir-runner and the project's CPU runtime, which counts the
 //    bytes the program really allocates, and prints the program's output and
 //        remat-run: fixed_bytes=F total_peak_bytes=T
@@ -56,6 +58,9 @@
 #endif
 #ifndef REMAT_C_RUNNER_UTILS
 #define REMAT_C_RUNNER_UTILS ""
+#endif
+#ifndef REMAT_RUNNER_UTILS
+#define REMAT_RUNNER_UTILS ""
 #endif
 
 using namespace mlir;
@@ -238,6 +243,17 @@ int main(int argc, char **argv) {
   }
 
   // 2. A main that calls the step, unless the pipeline or the user made one.
+  //    A main of the user's own has the window of each call of the step
+  //    measured, so that measured and predicted are the same quantity.
+  if (module->lookupSymbol("main") && entry.empty() && step) {
+    PassManager pm(&context);
+    remat::RematInstrumentStepCallsPassOptions instrumentOptions;
+    instrumentOptions.entry = step.getSymName().str();
+    pm.addPass(remat::createRematInstrumentStepCallsPass(instrumentOptions));
+    if (failed(pm.run(*module)))
+      return fail("cannot measure the calls of '" + step.getSymName() +
+                  "' in the module's main");
+  }
   if (!module->lookupSymbol("main")) {
     if (!step)
       return fail("no training step found (no function carries "
@@ -302,11 +318,13 @@ int main(int argc, char **argv) {
   if (runtime.empty() || !llvm::sys::fs::exists(runtime))
     return fail("cannot find the CPU runtime library '" + runtime +
                 "' (set REMAT_RUNTIME_LIBRARY)");
-  // memrefCopy and friends, for copies that the lowering cannot inline.
+  // MLIR's runner utilities: memrefCopy (copies the lowering cannot inline)
+  // and what a module's own main prints with (printF32, printNewline and
+  // vector.print in the C utilities; printMemrefF32 in the C++ ones).
   std::string sharedLibs = "-shared-libs=" + runtime;
-  llvm::StringRef cRunnerUtils = REMAT_C_RUNNER_UTILS;
-  if (!cRunnerUtils.empty() && llvm::sys::fs::exists(cRunnerUtils))
-    sharedLibs += "," + cRunnerUtils.str();
+  for (llvm::StringRef utils : {REMAT_C_RUNNER_UTILS, REMAT_RUNNER_UTILS})
+    if (!utils.empty() && llvm::sys::fs::exists(utils))
+      sharedLibs += "," + utils.str();
 
   llvm::SmallVector<llvm::StringRef> args = {
       runner, irPath, "-e", "main", "-entry-point-result=void", sharedLibs};
