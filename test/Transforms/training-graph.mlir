@@ -85,3 +85,33 @@ func.func @unmarked(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) attr
   %l = remat.kernel "aten.log"(%e) : (tensor<16xf32>) -> tensor<16xf32>
   return %e, %l : tensor<16xf32>, tensor<16xf32>
 }
+
+// -----
+
+// Where the program computes what the loss does not need decides its phase
+// when no seed is behind it: the mask of the pre-activation computed in the
+// forward part (so that the pre-activation can be freed) stays forward, a
+// saved activation like a pooling index; the transpose of the weight and the
+// loss, computed after the backward began, do not change: the transpose is
+// backward (only the backward reads it), the loss stays forward wherever the
+// program puts it.
+// CHECK-LABEL: training-graph @placement nodes=7 values=9 fixed_bytes=128 prelude_ops=1
+// CHECK-NEXT: node n0 forward aten.mm
+// CHECK-NEXT: node n1 forward aten.gt
+// CHECK-NEXT: node n2 forward aten.relu
+// CHECK-NEXT: node n3 backward aten.mul
+// CHECK-NEXT: node n4 backward aten.t
+// CHECK-NEXT: node n5 backward aten.mm
+// CHECK-NEXT: node n6 forward aten.sum
+// CHECK-NEXT: saved=[n1.0:16, n2.0:64]
+func.func @placement(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> (tensor<f32> {remat.loss}, tensor<4x4xf32>) {
+  %seed = arith.constant {remat.seed} dense<1.0> : tensor<f32>
+  %z = remat.kernel "aten.mm"(%x, %w) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %mask = remat.kernel "aten.gt"(%z) : (tensor<4x4xf32>) -> tensor<4x4xi8>
+  %a = remat.kernel "aten.relu"(%z) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %g = remat.kernel "aten.mul"(%mask, %a, %seed) : (tensor<4x4xi8>, tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  %wt = remat.kernel "aten.t"(%w) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %dx = remat.kernel "aten.mm"(%g, %wt) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %loss = remat.kernel "aten.sum"(%a) : (tensor<4x4xf32>) -> tensor<f32>
+  return %loss, %dx : tensor<f32>, tensor<4x4xf32>
+}
