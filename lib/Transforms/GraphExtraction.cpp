@@ -368,9 +368,12 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
           needed[graph.value(input).producer] = true;
     }
   }
+  // A view joins the node of its source for placement only: its own marker
+  // (a backward reader's view of a forward value) says nothing of the node.
   for (NodeId node = 0; node < static_cast<NodeId>(graph.numNodes()); ++node)
     for (Operation *op : extracted.nodeOps[node])
-      if (auto forced = op->getAttrOfType<StringAttr>(RematDialect::kPhaseAttr))
+      if (auto forced = op->getAttrOfType<StringAttr>(RematDialect::kPhaseAttr);
+          forced && !isTensorView(op))
         phase[node] =
             forced.getValue() == "backward" ? Phase::Backward : Phase::Forward;
 

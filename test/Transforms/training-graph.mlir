@@ -115,3 +115,20 @@ func.func @placement(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> (tensor<f32> {
   %loss = remat.kernel "aten.sum"(%a) : (tensor<4x4xf32>) -> tensor<f32>
   return %loss, %dx : tensor<f32>, tensor<4x4xf32>
 }
+
+// -----
+
+// Exporters mark every op, views included: a backward reader's view of a
+// forward value joins the value's node for placement, but its marker does not
+// make that node backward.
+// CHECK-LABEL: training-graph @marked_view nodes=3
+// CHECK-NEXT: node n0 forward aten.relu cost=16 ops=[remat.kernel, tensor.extract_slice]
+// CHECK-NEXT: node n1 forward aten.sum
+// CHECK-NEXT: node n2 backward aten.threshold_backward
+func.func @marked_view(%x: tensor<16xf32>, %dy: tensor<8xf32> {remat.tangent}) -> (tensor<f32> {remat.loss}, tensor<8xf32>) {
+  %r = remat.kernel "aten.relu"(%x) {remat.phase = "forward"} : (tensor<16xf32>) -> tensor<16xf32>
+  %s = remat.kernel "aten.sum"(%r) {remat.phase = "forward"} : (tensor<16xf32>) -> tensor<f32>
+  %v = tensor.extract_slice %r[0] [8] [1] {remat.phase = "backward"} : tensor<16xf32> to tensor<8xf32>
+  %g = remat.kernel "aten.threshold_backward"(%dy, %v) {remat.phase = "backward"} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %s, %g : tensor<f32>, tensor<8xf32>
+}
