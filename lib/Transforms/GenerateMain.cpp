@@ -343,6 +343,24 @@ struct RematInstrumentStepCallsPass
       return signalPassFailure();
     for (func::CallOp call : calls) {
       builder.setInsertionPoint(call);
+      // A view passed to the step (a slice of a bigger tensor) has a layout
+      // the step's identity-layout arguments do not take: bufferization
+      // would copy it right before the call, inside the window, where the
+      // prediction (arguments are fixed memory) does not count it. Copy it
+      // here, before the window opens.
+      for (OpOperand &operand : call->getOpOperands()) {
+        auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+        Operation *def = operand.get().getDefiningOp();
+        if (!type || !type.hasStaticShape() || !def ||
+            !isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+                 tensor::CollapseShapeOp, tensor::CastOp>(def))
+          continue;
+        Value empty = tensor::EmptyOp::create(
+            builder, call.getLoc(), type.getShape(), type.getElementType());
+        operand.set(linalg::CopyOp::create(builder, call.getLoc(),
+                                           operand.get(), empty)
+                        ->getResult(0));
+      }
       func::CallOp::create(builder, call.getLoc(), begin);
       builder.setInsertionPointAfter(call);
       func::CallOp::create(builder, call.getLoc(), end);

@@ -1,4 +1,4 @@
-// RUN: remat-opt %s --remat-instrument-step-calls=entry=step | FileCheck %s
+// RUN: remat-opt %s --split-input-file --remat-instrument-step-calls=entry=step | FileCheck %s
 
 // A test's own main: every call of the step, and only those, is bracketed by
 // the runtime's measurement window; the calls inside the step are left
@@ -38,5 +38,27 @@ func.func @main() {
   vector.print %v : f32
   %l2 = call @step(%x) : (tensor<4xf32>) -> tensor<f32>
   call @helper(%x) : (tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// A slice passed to the step is copied before the window opens (bufferization
+// would copy it into the argument's identity layout inside the window).
+// CHECK-LABEL: func.func @main()
+// CHECK: %[[S:.*]] = tensor.extract_slice
+// CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK-NEXT: %[[C:.*]] = linalg.copy ins(%[[S]] : tensor<4xf32>) outs(%[[E]] : tensor<4xf32>)
+// CHECK-NEXT: call @remat_rt_step_begin() : () -> ()
+// CHECK-NEXT: call @step(%[[C]])
+// CHECK-NEXT: call @remat_rt_step_end() : () -> ()
+func.func @step(%x: tensor<4xf32>) -> (tensor<f32> {remat.loss}) {
+  %c = arith.constant dense<0.0> : tensor<f32>
+  return %c : tensor<f32>
+}
+func.func @main() {
+  %x = arith.constant dense<1.0> : tensor<4x4xf32>
+  %s = tensor.extract_slice %x[0, 1] [4, 1] [1, 1] : tensor<4x4xf32> to tensor<4xf32>
+  %l = call @step(%s) : (tensor<4xf32>) -> tensor<f32>
   return
 }

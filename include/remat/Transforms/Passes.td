@@ -195,14 +195,18 @@ def RematInstrumentStepCallsPass
     itself in `remat_rt_step_begin` / `remat_rt_step_end`, so that the runtime
     measures the window of that call: the bytes the step allocates, without
     the inputs `main` built. That is the quantity the simulator predicts
-    (arguments are fixed memory). Fails, at the step, when nothing calls
-    `entry`.
+    (arguments are fixed memory). An argument that is a view (a slice of a
+    bigger tensor) is copied before the window opens: bufferization would
+    otherwise copy it into the step's identity layout inside the window.
+    Fails, at the step, when nothing calls `entry`.
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
            "Name of the training step whose calls are measured">,
   ];
-  let dependentDialects = ["mlir::func::FuncDialect"];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
 }
 
 def RematPrepareLinalgForGpuPass
