@@ -19,6 +19,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Format.h"
 
 namespace remat {
@@ -35,17 +36,24 @@ using namespace remat;
 // Helpers
 //===----------------------------------------------------------------------===//
 
+/// Bytes one element takes in a buffer: what the LLVM lowering of memrefs
+/// allocates per element (an i1 or i4 is a whole byte, an i24 four), not its
+/// bit width.
+static uint64_t elementStorageBytes(Type element) {
+  if (auto complex = dyn_cast<ComplexType>(element))
+    return 2 * elementStorageBytes(complex.getElementType());
+  if (isa<IndexType>(element) || !element.isIntOrFloat())
+    return 8;
+  uint64_t bytes = llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
+  return llvm::PowerOf2Ceil(bytes);
+}
+
 uint64_t remat::bufferBytes(Type type) {
   auto shaped = dyn_cast<ShapedType>(type);
   if (!shaped || !shaped.hasStaticShape())
     return 0;
-  Type element = shaped.getElementType();
-  uint64_t bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 64;
-  if (auto complex = dyn_cast<ComplexType>(element))
-    bits = 2 * complex.getElementType().getIntOrFloatBitWidth();
-  if (isa<IndexType>(element))
-    bits = 64;
-  return (static_cast<uint64_t>(shaped.getNumElements()) * bits + 7) / 8;
+  return static_cast<uint64_t>(shaped.getNumElements()) *
+         elementStorageBytes(shaped.getElementType());
 }
 
 bool remat::isTrainingStep(func::FuncOp func) {

@@ -132,3 +132,20 @@ func.func @marked_view(%x: tensor<16xf32>, %dy: tensor<8xf32> {remat.tangent}) -
   %g = remat.kernel "aten.threshold_backward"(%dy, %v) {remat.phase = "backward"} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   return %s, %g : tensor<f32>, tensor<8xf32>
 }
+
+// -----
+
+// Buffers take whole bytes per element as the lowering stores them: a mask of
+// i1 and a tensor of i4 take a byte per element, an i24 four, an index eight.
+// CHECK-LABEL: training-graph @storage_bytes nodes=4
+// CHECK-NEXT: node n0 forward aten.gt {{.*}} out=[n0.0:64]
+// CHECK-NEXT: node n1 backward aten.pack {{.*}} out=[n1.0:64]
+// CHECK-NEXT: node n2 backward aten.wide {{.*}} out=[n2.0:256]
+// CHECK-NEXT: node n3 backward aten.idx {{.*}} out=[n3.0:512]
+func.func @storage_bytes(%x: tensor<8x8xf32>) -> (tensor<8x8xi1> {remat.loss}, tensor<8x8xi4>, tensor<8x8xi24>, tensor<8x8xindex>) {
+  %m = remat.kernel "aten.gt"(%x) : (tensor<8x8xf32>) -> tensor<8x8xi1>
+  %p = remat.kernel "aten.pack"(%x) : (tensor<8x8xf32>) -> tensor<8x8xi4>
+  %w = remat.kernel "aten.wide"(%x) : (tensor<8x8xf32>) -> tensor<8x8xi24>
+  %i = remat.kernel "aten.idx"(%x) : (tensor<8x8xf32>) -> tensor<8x8xindex>
+  return %m, %p, %w, %i : tensor<8x8xi1>, tensor<8x8xi4>, tensor<8x8xi24>, tensor<8x8xindex>
+}

@@ -49,8 +49,10 @@ bool isTrainingStep(mlir::func::FuncOp func);
 /// value.
 mlir::FailureOr<ExtractedGraph> extractTrainingGraph(mlir::func::FuncOp func);
 
-/// Number of bytes of a statically shaped tensor or a scalar (0 for scalars:
-/// they live in registers), rounded up to whole bytes for sub-byte types.
+/// Number of bytes the buffer of a statically shaped tensor takes (0 for
+/// scalars: they live in registers): elements times their storage size,
+/// whole bytes rounded up to a power of two as the LLVM lowering stores them
+/// (i1 and i4 take a byte each).
 uint64_t bufferBytes(mlir::Type type);
 
 } // namespace remat
