@@ -508,12 +508,14 @@ struct NormalizeDestinations
         }
       }
     }
-    // Shared or now unused chains left behind.
-    for (Operation &op : llvm::make_early_inc_range(
-             llvm::reverse(func.front().without_terminator())))
-      if (op.use_empty() && isMemoryEffectFree(&op) &&
-          (isa<tensor::EmptyOp>(op) ||
-           (isa<DestinationStyleOpInterface>(op) && isClonableChain(op.getResult(0)))))
+    // Shared or now unused chains left behind. The block's own reverse
+    // iterators stay valid when the current op is erased (a std::reverse_iterator
+    // over without_terminator() would point at the erased op).
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(func.front())))
+      if (op.getNumResults() == 1 && op.use_empty() &&
+          isMemoryEffectFree(&op) &&
+          (isa<tensor::EmptyOp>(op) || (isa<DestinationStyleOpInterface>(op) &&
+                                        isClonableChain(op.getResult(0)))))
         op.erase();
   }
 };

@@ -62,3 +62,23 @@ func.func @not_a_step(%a: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>)
   %m2 = linalg.matmul ins(%a, %a : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %m1, %m2 : tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// Chains left without users are erased, several in a row (the walk over the
+// block must survive erasing the op it stands on).
+// CHECK-LABEL: func.func @dead_chains
+// CHECK-NOT: tensor.empty
+// CHECK-NOT: linalg.fill
+// CHECK: return
+func.func @dead_chains(%a: tensor<4xf32>) -> (tensor<4xf32> {remat.loss}) {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<4xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4xf32>) -> tensor<4xf32>
+  %g2 = linalg.fill ins(%zero : f32) outs(%f2 : tensor<4xf32>) -> tensor<4xf32>
+  %e3 = tensor.empty() : tensor<4xf32>
+  %e4 = tensor.empty() : tensor<4xf32>
+  return %a : tensor<4xf32>
+}
