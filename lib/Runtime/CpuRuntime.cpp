@@ -37,6 +37,9 @@ struct State {
   int64_t stepBase = 0;
   int64_t stepMax = 0;
   int64_t bestStepPeak = 0;
+  // REMAT_RT_TRACE set: every allocation and free, with the live bytes (of
+  // the step window while one is open), on stderr.
+  bool trace = std::getenv("REMAT_RT_TRACE") != nullptr;
 };
 
 State &state() {
@@ -56,6 +59,9 @@ void recordAlloc(State &s, void *ptr, size_t size) {
   }
   s.liveBytes += static_cast<int64_t>(size);
   ++s.allocations;
+  if (s.trace)
+    std::fprintf(stderr, "remat-runtime: trace alloc %zu live=%" PRId64 "\n",
+                 size, s.liveBytes - (s.inStep ? s.stepBase : 0));
   s.totalPeak = std::max(s.totalPeak, s.liveBytes);
   if (s.inStep)
     s.stepMax = std::max(s.stepMax, s.liveBytes);
@@ -260,6 +266,9 @@ void _mlir_memref_to_llvm_free(void *ptr) {
       std::abort();
     }
     s.liveBytes -= static_cast<int64_t>(it->second);
+    if (s.trace)
+      std::fprintf(stderr, "remat-runtime: trace free %zu live=%" PRId64 "\n",
+                   it->second, s.liveBytes - (s.inStep ? s.stepBase : 0));
     s.live.erase(it);
   }
   std::free(ptr);

@@ -24,6 +24,12 @@
 // * At exit, one line on stdout:
 //     remat-runtime: step_peak_bytes=N total_peak_bytes=M live_bytes_at_exit=K
 //     allocations=A
+// * With REMAT_RT_TRACE set in the environment, every allocation and free on
+//   stderr with the live bytes after it (relative to the window's start while
+//   a window is open): `remat-runtime: trace alloc 4096 live=12288`. The
+//   simulator's timeline (`--remat-report="... timeline=true"`) is the same
+//   sequence of figures, so the first difference points at the op whose
+//   memory the prediction gets wrong.
 //
 //===----------------------------------------------------------------------===//
 
