@@ -164,7 +164,9 @@ void applySchedule(func::FuncOp func, const ExtractedGraph &extracted,
   for (Operation *op : extracted.preludeOps)
     op->moveBefore(terminator);
 
-  llvm::DenseMap<mlir::Value, mlir::Value> current;
+  // current: original value -> the instance later readers must use;
+  // originalOf: instance (a recomputed copy's result) -> original value.
+  llvm::DenseMap<mlir::Value, mlir::Value> current, originalOf;
   auto remapReads = [&](Operation *root) {
     root->walk([&](Operation *op) {
       for (OpOperand &operand : op->getOpOperands()) {
@@ -192,12 +194,15 @@ void applySchedule(func::FuncOp func, const ExtractedGraph &extracted,
       }
       continue;
     }
-    // A recomputation: clone the node, reading the current instances.
+    // A recomputation: clone the node, reading the current instances. The
+    // node's ops were remapped when first computed, so an operand may be an
+    // instance already: look the current one up by the value it stands for.
     IRMapping mapping;
     for (Operation *op : ops)
       op->walk([&](Operation *nested) {
         for (mlir::Value read : nested->getOperands()) {
-          auto it = current.find(read);
+          mlir::Value original = originalOf.lookup(read);
+          auto it = current.find(original ? original : read);
           if (it != current.end())
             mapping.map(read, it->second);
         }
@@ -212,8 +217,11 @@ void applySchedule(func::FuncOp func, const ExtractedGraph &extracted,
     }
     ++instance;
     for (Operation *op : ops)
-      for (OpResult result : op->getResults())
-        current[result] = mapping.lookup(result);
+      for (OpResult result : op->getResults()) {
+        mlir::Value copy = mapping.lookup(result);
+        current[result] = copy;
+        originalOf[copy] = result;
+      }
   }
   remapReads(terminator);
 }
