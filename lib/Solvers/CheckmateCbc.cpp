@@ -132,9 +132,16 @@ CbcOutcome checkmate::runCbc(const Formulation &formulation,
   // -timeMode elapsed: CBC's limit is CPU time by default, a wall-clock
   // limit is what a user asks for. A relative gap far below any cost
   // difference: prove optimality.
-  std::vector<const char *> args = {"remat-checkmate", "-log",      "0",
-                                    "-timeMode",       "elapsed",   "-sec",
-                                    limit.c_str(),     "-ratioGap", "1e-7"};
+  // -preprocess off: when the time limit stops the search inside or right
+  // after CglPreProcess, CbcMain1's CglPreProcess::postProcess dereferences
+  // a model the early stop left half built (SIGSEGV, every run on a loaded
+  // 2-core machine with limits of 2 to 8 s). The formulation is already
+  // tight (CheckmateModel.cpp); without preprocessing CBC proves the same
+  // optima, and a stop at the limit leaves the incumbent intact.
+  std::vector<const char *> args = {
+      "remat-checkmate", "-log",       "0",   "-timeMode", "elapsed",
+      "-preprocess",     "off",        "-sec", limit.c_str(), "-ratioGap",
+      "1e-7"};
   // The cutoff prunes every node that cannot beat the best plan known
   // (slightly above it, so that CBC may still report an equal one).
   std::string cutoffText;
