@@ -45,14 +45,17 @@ llvm::json::Value remat::exportNodeLinkGraph(const TrainingGraph &graph) {
                                            {"bytes", value.bytes},
                                            {"output", value.isOutput}});
     }
-    nodes.push_back(llvm::json::Object{{"id", n},
-                                       {"name", node.name},
-                                       {"op", node.opName},
-                                       {"backward", node.phase == Phase::Backward},
-                                       {"cost_cpu", node.cost},
-                                       {"cost_ram", bytes},
-                                       {"workspace", node.workspaceBytes},
-                                       {"outputs", std::move(outputs)}});
+    llvm::json::Object object{{"id", n},
+                              {"name", node.name},
+                              {"op", node.opName},
+                              {"backward", node.phase == Phase::Backward},
+                              {"cost_cpu", node.cost},
+                              {"cost_ram", bytes},
+                              {"workspace", node.workspaceBytes},
+                              {"outputs", std::move(outputs)}};
+    if (!node.reuses.empty())
+      object["reuses"] = reusesToJSON(node);
+    nodes.push_back(std::move(object));
     for (ValueId in : node.inputs)
       links.push_back(llvm::json::Object{
           {"source", sourceId(in)}, {"target", n}, {"value", in}});
@@ -151,6 +154,8 @@ importRematNodeLink(const llvm::json::Object &root) {
       converted["cost"] = *cost;
     if (const llvm::json::Value *workspace = node->get("workspace"))
       converted["workspace"] = *workspace;
+    if (const llvm::json::Value *reuses = node->get("reuses"))
+      converted["reuses"] = *reuses;
     graphNodes.push_back(std::move(converted));
   }
   for (size_t i = 0; i < links.size(); ++i) {

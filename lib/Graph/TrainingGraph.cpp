@@ -184,6 +184,24 @@ llvm::Error TrainingGraph::verify() const {
                          " as output but its producer is " +
                          llvm::Twine(values[out].producer));
     }
+    for (size_t k = 0, e = node.reuses.size(); k < e; ++k) {
+      auto [in, out] = node.reuses[k];
+      std::string pair = nodeRef(n) + " reuse " + std::to_string(k);
+      if (!llvm::is_contained(node.inputs, in) ||
+          !llvm::is_contained(node.outputs, out))
+        return makeError(pair + " must pair one of its inputs with one of "
+                                "its outputs");
+      if (values[in].isFixed())
+        return makeError(pair + " reuses the fixed " + valueRef(in) +
+                         " (arguments are never written)");
+      if (values[in].bytes != values[out].bytes)
+        return makeError(pair + " pairs " + valueRef(in) + " and " +
+                         valueRef(out) + " of different sizes");
+      for (size_t j = 0; j < k; ++j)
+        if (node.reuses[j].first == in || node.reuses[j].second == out)
+          return makeError(pair + " repeats a value of reuse " +
+                           std::to_string(j));
+    }
     for (size_t i = 0, e = node.inputs.size(); i < e; ++i) {
       ValueId in = node.inputs[i];
       if (in < 0 || in >= numValuesI)
@@ -229,12 +247,44 @@ llvm::Error TrainingGraph::verify() const {
 // JSON
 //===----------------------------------------------------------------------===//
 
+llvm::json::Value remat::reusesToJSON(const Node &node) {
+  llvm::json::Array pairs;
+  for (auto [in, out] : node.reuses)
+    pairs.push_back(llvm::json::Array{in, out});
+  return pairs;
+}
+
+llvm::Error remat::reusesFromJSON(const llvm::json::Value &json,
+                                  int numValues, const std::string &where,
+                                  Node &node) {
+  const llvm::json::Array *pairs = json.getAsArray();
+  if (!pairs)
+    return makeError(where + ".reuses: expected an array of [input, output] "
+                             "value id pairs");
+  for (size_t k = 0; k < pairs->size(); ++k) {
+    const llvm::json::Array *pair = (*pairs)[k].getAsArray();
+    std::optional<int64_t> in, out;
+    if (pair && pair->size() == 2) {
+      in = (*pair)[0].getAsInteger();
+      out = (*pair)[1].getAsInteger();
+    }
+    if (!in || !out || *in < 0 || *out < 0 || *in >= numValues ||
+        *out >= numValues)
+      return makeError(where + ".reuses[" + std::to_string(k) +
+                       "]: expected [input, output] value ids in range [0, " +
+                       std::to_string(numValues) + ")");
+    node.reuses.emplace_back(static_cast<ValueId>(*in),
+                             static_cast<ValueId>(*out));
+  }
+  return llvm::Error::success();
+}
+
 llvm::json::Value TrainingGraph::toJSON() const {
   llvm::json::Array jsonNodes;
   for (const Node &node : nodes) {
     llvm::json::Array inputs(node.inputs);
     llvm::json::Array outputs(node.outputs);
-    jsonNodes.push_back(llvm::json::Object{
+    llvm::json::Object object{
         {"name", node.name},
         {"op", node.opName},
         {"cost", node.cost},
@@ -242,7 +292,10 @@ llvm::json::Value TrainingGraph::toJSON() const {
         {"inputs", std::move(inputs)},
         {"outputs", std::move(outputs)},
         {"workspace", node.workspaceBytes},
-    });
+    };
+    if (!node.reuses.empty())
+      object["reuses"] = reusesToJSON(node);
+    jsonNodes.push_back(std::move(object));
   }
   llvm::json::Array jsonValues;
   for (const GraphValue &value : values)
@@ -413,6 +466,9 @@ TrainingGraph::fromJSON(const llvm::json::Value &json) {
     if (llvm::Error err =
             reader.readUInt64("workspace", node.workspaceBytes, false))
       return std::move(err);
+    if (const llvm::json::Value *reuses = object->get("reuses"))
+      if (llvm::Error err = reusesFromJSON(*reuses, numValuesI, where, node))
+        return std::move(err);
   }
 
   // Nodes are visited in increasing id order, so the users lists come out

@@ -1,9 +1,11 @@
 //===- Simulator.cpp - Peak memory and validity of a schedule -------------===//
 //
 // The single source of truth for a plan's memory (DESIGN.md §5): the compiled
-// program allocates each output when its node runs, holds the node's
-// workspace only while it runs, and frees exactly where the schedule says, so
-// walking the statements in order gives the peak the program will measure.
+// program allocates each output when its node runs (unless it updates an
+// input in place, as one-shot bufferization does when nothing reads that
+// input afterwards), holds the node's workspace only while it runs, and frees
+// exactly where the schedule says, so walking the statements in order gives
+// the peak the program will measure.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +14,37 @@
 #include <string>
 
 using namespace remat;
+
+std::vector<std::vector<char>>
+remat::inPlaceUpdates(const TrainingGraph &graph, const Schedule &schedule) {
+  // Backwards over the schedule, `readLater[v]` says whether a step after the
+  // current one reads the instance of v that is live at this point: a read
+  // sets it, a Compute of v's producer (which starts a new instance) clears
+  // it. A reuse is in place when the input is not read later and is not a
+  // step output (which the caller reads after the step).
+  const size_t numValues = graph.numValues();
+  std::vector<std::vector<char>> inPlace(schedule.steps.size());
+  std::vector<char> readLater(numValues, 0);
+  for (size_t i = schedule.steps.size(); i-- > 0;) {
+    const Step &step = schedule.steps[i];
+    if (!step.isCompute() || step.id < 0 ||
+        static_cast<size_t>(step.id) >= graph.numNodes())
+      continue;
+    const Node &node = graph.node(step.id);
+    for (ValueId out : node.outputs)
+      readLater[out] = 0;
+    if (!node.reuses.empty()) {
+      inPlace[i].resize(node.reuses.size());
+      for (size_t k = 0; k < node.reuses.size(); ++k) {
+        ValueId in = node.reuses[k].first;
+        inPlace[i][k] = !readLater[in] && !graph.value(in).isOutput;
+      }
+    }
+    for (ValueId in : node.inputs)
+      readLater[in] = 1;
+  }
+  return inPlace;
+}
 
 SimulationReport remat::simulate(const TrainingGraph &graph,
                                  const Schedule &schedule) {
@@ -28,6 +61,11 @@ SimulationReport remat::simulate(const TrainingGraph &graph,
     resident[v] = graph.value(v).isFixed();
   std::vector<char> computed(numNodes, 0);
   uint64_t live = 0;
+  // Bytes each resident value holds: its size, or 0 once an in-place update
+  // has handed its buffer to the updated value (it stays resident until its
+  // Free, which then releases nothing).
+  std::vector<uint64_t> held(numValues, 0);
+  const std::vector<std::vector<char>> inPlace = inPlaceUpdates(graph, schedule);
 
   auto fail = [&](std::string message) {
     report.valid = false;
@@ -58,8 +96,17 @@ SimulationReport remat::simulate(const TrainingGraph &graph,
                       " is already resident");
       for (ValueId out : node.outputs) {
         resident[out] = 1;
-        live += graph.value(out).bytes;
+        held[out] = graph.value(out).bytes;
+        live += held[out];
       }
+      // An in-place update writes into the input's buffer: the output takes
+      // over the input's bytes instead of new ones.
+      for (size_t k = 0; k < node.reuses.size(); ++k)
+        if (inPlace[i][k]) {
+          ValueId in = node.reuses[k].first;
+          live -= held[in];
+          held[in] = 0;
+        }
       // The workspace is held only while the node runs: it counts towards
       // this step's figure and is gone at the next step.
       uint64_t now = live + node.workspaceBytes;
@@ -87,7 +134,8 @@ SimulationReport remat::simulate(const TrainingGraph &graph,
       return fail(where + "free of value " + quote(value.name) +
                   " which is not resident");
     resident[step.id] = 0;
-    live -= value.bytes;
+    live -= held[step.id];
+    held[step.id] = 0;
     report.timeline.push_back(live);
   }
 

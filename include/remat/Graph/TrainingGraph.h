@@ -57,6 +57,13 @@ struct Node {
   std::vector<ValueId> outputs;
   /// Transient memory needed while the node runs, freed when it finishes.
   uint64_t workspaceBytes = 0;
+  /// In-place updates: (input, output) pairs where the output may take over
+  /// the input's buffer, as a destination-passing op writes into its init
+  /// (an accumulation into the previous partial sum). The simulator reuses
+  /// the buffer when nothing reads that instance of the input afterwards,
+  /// which is when bufferization writes in place; otherwise the output is a
+  /// buffer of its own. Same bytes on both sides; the input is not fixed.
+  std::vector<std::pair<ValueId, ValueId>> reuses;
 };
 
 /// The training graph. Node ids are a topological order (the program order).
@@ -105,6 +112,13 @@ private:
   std::vector<Node> nodes;
   std::vector<GraphValue> values;
 };
+
+/// A node's reuse pairs as JSON ([[input, output], ...]) and back, shared by
+/// the native and the node-link formats; the reader range-checks the ids and
+/// TrainingGraph::verify the rest.
+llvm::json::Value reusesToJSON(const Node &node);
+llvm::Error reusesFromJSON(const llvm::json::Value &json, int numValues,
+                           const std::string &where, Node &node);
 
 } // namespace remat
 

@@ -89,8 +89,17 @@ struct SimulationReport {
 /// Walks the schedule: a Compute requires every input resident and none of its
 /// outputs resident, allocates the outputs (and transient workspace); a Free
 /// requires a resident, non-fixed, non-output value. At the end every node must
-/// have been computed and every step output must be resident.
+/// have been computed and every step output must be resident. A node's reuse
+/// pair (Node::reuses) is an in-place update when no later step reads that
+/// instance of the input and it is not a step output: the output then takes
+/// over the input's bytes (the input stays resident, holding nothing, until
+/// its Free).
 SimulationReport simulate(const TrainingGraph &graph, const Schedule &schedule);
+
+/// For each step of `schedule`, which of its node's reuse pairs are in place
+/// (see simulate); empty for Free steps and nodes without reuses.
+std::vector<std::vector<char>> inPlaceUpdates(const TrainingGraph &graph,
+                                              const Schedule &schedule);
 
 } // namespace remat
 
