@@ -277,8 +277,10 @@ struct RematApply : public remat::impl::RematApplyPassBase<RematApply> {
       return signalPassFailure();
     }
     Clock::time_point solvedAt = Clock::now();
-    if (solver != "none")
-      applySchedule(func, *extracted, result->schedule);
+    // 'none' too: its order is the program's, but each node's ops (an
+    // initialisation the program wrote far above its user, say) are gathered
+    // where the node runs, which is where the simulator allocates its buffer.
+    applySchedule(func, *extracted, result->schedule);
     annotate(func, *result, *budgetBytes);
     Clock::time_point appliedAt = Clock::now();
     if (printTiming)

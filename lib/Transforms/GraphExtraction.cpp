@@ -108,6 +108,54 @@ static OpOperand *singleDestinationUse(Operation *op) {
   return &use;
 }
 
+namespace {
+/// Which values of a step derive from its arguments and constants alone
+/// (arguments, constants, their views, scalar arithmetic on them), as opposed
+/// to buffers the step computes.
+class FixedDerived {
+public:
+  explicit FixedDerived(Block &block) : block(block) {}
+
+  bool isFixed(Value value) {
+    if (auto arg = dyn_cast<BlockArgument>(value))
+      return arg.getOwner() == &block;
+    auto it = memo.find(value);
+    if (it != memo.end())
+      return it->second;
+    Operation *def = value.getDefiningOp();
+    bool fixed = false;
+    if (isa<arith::ConstantOp>(def))
+      fixed = true;
+    else if (isTensorView(def))
+      fixed = isFixed(def->getOperand(0));
+    else if (isMemoryEffectFree(def) &&
+             llvm::none_of(def->getResultTypes(),
+                           [](Type t) { return isa<TensorType>(t); }))
+      fixed = llvm::all_of(readValues(def),
+                           [&](Value read) { return isFixed(read); });
+    memo[value] = fixed;
+    return fixed;
+  }
+
+  /// True if `op` reads nothing but fixed-derived values apart from its own
+  /// destinations.
+  bool readsOnlyFixed(Operation *op) {
+    auto dps = dyn_cast<DestinationStyleOpInterface>(op);
+    for (Value read : readValues(op)) {
+      bool isInit = dps && llvm::any_of(dps.getDpsInits(),
+                                        [&](Value init) { return init == read; });
+      if (!isInit && !isFixed(read))
+        return false;
+    }
+    return true;
+  }
+
+private:
+  Block &block;
+  llvm::DenseMap<Value, bool> memo;
+};
+} // namespace
+
 /// The built-in cost model: FLOPs of linalg structured ops from their
 /// iteration domain and body, zero for views and `tensor.empty`, the number
 /// of output elements for opaque kernels, one for anything else.
@@ -186,10 +234,18 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
         "arg" + std::to_string(arg.getArgNumber()), bufferBytes(arg.getType()));
 
   // Pass 1 (reverse order): the op whose buffer each destination-chain
-  // member writes, i.e. the head of its group.
+  // member writes, i.e. the head of its group. Only an initialisation joins
+  // its user's node: an op that reads nothing the step computes (a fill, a
+  // broadcast of a bias, a product of arguments). An op that reads computed
+  // values (a partial sum that the next op accumulates into, a slice inserted
+  // before the next one) runs where the program put it, as a node of its
+  // own whose buffer the user updates in place (Node::reuses); grouped, it
+  // would run at its user's place and keep its inputs alive until then.
+  FixedDerived fixedDerived(block);
   llvm::DenseMap<Operation *, Operation *> chainHead;
   for (Operation &op : llvm::reverse(block.without_terminator()))
-    if (OpOperand *use = singleDestinationUse(&op)) {
+    if (OpOperand *use = singleDestinationUse(&op);
+        use && fixedDerived.readsOnlyFixed(&op)) {
       Operation *user = use->getOwner();
       auto it = chainHead.find(user);
       chainHead[&op] = it == chainHead.end() ? user : it->second;
@@ -284,6 +340,28 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
     }
     Node &n = graph.node(node);
     n.cost = cost;
+    // The inits the node's ops write that are buffers of other nodes: in
+    // place when nothing reads them afterwards (the simulator decides).
+    for (Operation *op : extracted.nodeOps[node]) {
+      auto dps = dyn_cast<DestinationStyleOpInterface>(op);
+      if (!dps || isTensorView(op))
+        continue;
+      for (OpOperand &init : dps.getDpsInitsMutable()) {
+        auto in = extracted.valueOf.find(init.get());
+        auto out = extracted.valueOf.find(dps.getTiedOpResult(&init));
+        if (in == extracted.valueOf.end() || out == extracted.valueOf.end())
+          continue;
+        const GraphValue &source = graph.value(in->second);
+        if (source.isFixed() || source.producer == node ||
+            graph.value(out->second).producer != node ||
+            source.bytes != graph.value(out->second).bytes ||
+            llvm::any_of(n.reuses, [&](auto pair) {
+              return pair.first == in->second || pair.second == out->second;
+            }))
+          continue;
+        n.reuses.emplace_back(in->second, out->second);
+      }
+    }
     llvm::sort(inputs);
     inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
     for (ValueId input : inputs) {
@@ -557,7 +635,16 @@ struct TestTrainingGraph
       os << "] out=[";
       llvm::interleaveComma(node.outputs, os,
                             [&](ValueId v) { os << valueRef(v); });
-      os << "]\n";
+      os << "]";
+      if (!node.reuses.empty()) {
+        os << " reuses=[";
+        llvm::interleaveComma(node.reuses, os, [&](auto pair) {
+          os << graph.value(pair.first).name << "->"
+             << graph.value(pair.second).name;
+        });
+        os << "]";
+      }
+      os << "\n";
     }
     os << "  saved=[";
     llvm::interleaveComma(graph.savedActivations(), os,

@@ -149,3 +149,40 @@ func.func @storage_bytes(%x: tensor<8x8xf32>) -> (tensor<8x8xi1> {remat.loss}, t
   %i = remat.kernel "aten.idx"(%x) : (tensor<8x8xf32>) -> tensor<8x8xindex>
   return %m, %p, %w, %i : tensor<8x8xi1>, tensor<8x8xi4>, tensor<8x8xi24>, tensor<8x8xindex>
 }
+
+// -----
+
+// A destination chain is one node only while it initialises: the fill joins
+// the first matmul, but the second matmul accumulates into the first one's
+// result (which reads computed values) at its own place, as a node that
+// updates that buffer in place.
+// CHECK-LABEL: training-graph @accumulate nodes=5
+// CHECK-NEXT: node n0 forward linalg.generic {{.*}} out=[n0.0:64]
+// CHECK-NEXT: node n1 forward linalg.fill
+// CHECK-NEXT: node n2 forward linalg.matmul cost={{.*}} ops=[tensor.empty, linalg.fill, linalg.matmul] in=[arg0:64, n0.0:64] out=[n2.0:64]{{$}}
+// CHECK-NEXT: node n3 backward linalg.generic
+// CHECK-NEXT: node n4 backward linalg.matmul cost={{.*}} ops=[linalg.matmul] in=[arg0:64, n2.0:64, n3.0:64] out=[n4.0:64] reuses=[n2.0->n4.0]
+#pw = affine_map<(i, j) -> (i, j)>
+func.func @accumulate(%x: tensor<4x4xf32>) -> (tensor<f32> {remat.loss}, tensor<4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %seed = arith.constant {remat.seed} 1.0 : f32
+  %e0 = tensor.empty() : tensor<4x4xf32>
+  %t = linalg.generic {indexing_maps = [#pw, #pw], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x4xf32>) outs(%e0 : tensor<4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = math.tanh %in : f32
+    linalg.yield %r : f32
+  } -> tensor<4x4xf32>
+  %el = tensor.empty() : tensor<f32>
+  %loss = linalg.fill ins(%zero : f32) outs(%el : tensor<f32>) -> tensor<f32>
+  %e1 = tensor.empty() : tensor<4x4xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %g1 = linalg.matmul ins(%x, %t : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %e2 = tensor.empty() : tensor<4x4xf32>
+  %s = linalg.generic {indexing_maps = [#pw, #pw], iterator_types = ["parallel", "parallel"]} ins(%g1 : tensor<4x4xf32>) outs(%e2 : tensor<4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.mulf %in, %seed : f32
+    linalg.yield %r : f32
+  } -> tensor<4x4xf32>
+  %g2 = linalg.matmul ins(%x, %s : tensor<4x4xf32>, tensor<4x4xf32>) outs(%g1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %loss, %g2 : tensor<f32>, tensor<4x4xf32>
+}

@@ -79,7 +79,10 @@ def RematApplyPass : Pass<"remat-apply", "mlir::func::FuncOp"> {
     For every training step: extracts the training graph, runs the solver
     named by `solver` under `budget`, validates the plan with the simulator,
     then reorders the step's ops into the plan's order and clones every
-    recomputed node right before the backward op that needs it. Clones carry
+    recomputed node right before the backward op that needs it. With
+    `solver=none` the order is the program's, with each node's ops gathered
+    where the node runs (an initialisation written far above its user moves
+    down to it, where the prediction allocates its buffer). Clones carry
     `remat.recompute = <instance>` (unique per clone) so that `-cse` never
     merges them back. The predicted figures are attached to the function as
     `remat.predicted_peak_bytes`, `remat.predicted_cost`,
