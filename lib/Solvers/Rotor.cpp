@@ -79,12 +79,20 @@ llvm::Error RotorChain::check() const {
   if (!backwardReadsAbar.empty())
     if (auto err = sized(backwardReadsAbar.size(), "backwardReadsAbar"))
       return err;
+  if (!reliefB.empty())
+    if (auto err = sized(reliefB.size(), "reliefB"))
+      return err;
   for (size_t l = 1; l < n; ++l) {
     // abar^l includes a^l (§3.1): an F_all stores at least what an F_ck of
     // the next stage reads.
     if (abar[l] < a[l])
       return makeError("rotor chain: stage " + llvm::Twine(l) +
                        " has abar < a (abar^l includes a^l)");
+    // The relief cannot exceed what B^l is counted for (outside the
+    // inputs, a B^l always holds delta^{l-1} at its end).
+    if (relief(l) > delta[l] + abar[l] + a[l - 1] + overheadB[l])
+      return makeError("rotor chain: stage " + llvm::Twine(l) +
+                       " has a backward relief above its inputs");
     if (!(costF[l] >= 0) || !(costB[l] >= 0) || !std::isfinite(costF[l]) ||
         !std::isfinite(costB[l]))
       return makeError("rotor chain: stage " + llvm::Twine(l) +
@@ -196,8 +204,8 @@ RotorSimulation remat::simulateRotorSequence(const RotorChain &chain,
     if (haveDelta[l - 1])
       return fail(i, name + ": delta^" + std::to_string(l - 1) +
                          " is already stored");
-    sim.peak = std::max(sim.peak,
-                        memory + chain.delta[l - 1] + chain.overheadB[l]);
+    sim.peak = std::max(sim.peak, memory + chain.delta[l - 1] +
+                                      chain.overheadB[l] - chain.relief(l));
     memory += chain.delta[l - 1];
     haveDelta[l - 1] = 1;
     haveDelta[l] = 0;
@@ -236,6 +244,13 @@ int RotorTable::toSlots(uint64_t bytes) const {
   return q > numSlots ? int(numSlots) + 1 : int(q);
 }
 
+int RotorTable::toSlotsDown(uint64_t bytes) const {
+  if (bytes == 0 || memory == 0)
+    return 0;
+  unsigned __int128 q = (unsigned __int128)bytes * numSlots / memory;
+  return q > numSlots ? int(numSlots) + 1 : int(q);
+}
+
 size_t RotorTable::rowIndex(unsigned s, unsigned t) const {
   // Rows of s = 1..s-1 come first: sum_{i<s} (L - i + 1) of them.
   size_t before = size_t(s - 1) * (length + 1) - size_t(s - 1) * s / 2;
@@ -253,13 +268,15 @@ int RotorTable::mAll(unsigned s, unsigned t) const {
   // and delta^{s-1} (a^{s-1} is outside m). The paper prints w_a^s and omits
   // delta^{s-1}; abar^s is what F_all^s stores and delta^{s-1} is what B^s
   // writes, so both belong to the peaks (Table 1).
+  // The relief r_b^s (our extension) lowers B^s's peak by the inputs it has
+  // freed by then.
   return std::max(delta[t] + abar[s] + of[s],
-                  delta[s] + abar[s] + delta[s - 1] + ob[s]);
+                  delta[s] + abar[s] + delta[s - 1] + ob[s] - rb[s]);
 }
 
 int RotorTable::mLeafB(unsigned s) const {
   // B^s alone, with delta^s stored, writing delta^{s-1}.
-  return delta[s] + delta[s - 1] + ob[s];
+  return delta[s] + delta[s - 1] + ob[s] - rb[s];
 }
 
 int RotorTable::mNone(unsigned s, unsigned t) const {
@@ -312,6 +329,9 @@ llvm::Expected<RotorTable> RotorTable::build(const RotorChain &chain,
   t.delta = slotsOf(chain.delta);
   t.of = slotsOf(chain.overheadF);
   t.ob = slotsOf(chain.overheadB);
+  t.rb.assign(L + 1, 0);
+  for (unsigned l = 1; l <= L; ++l)
+    t.rb[l] = t.toSlotsDown(chain.relief(l));
   t.costFB.assign(L + 1, 0);
   t.prefixF.assign(L + 1, 0);
   t.costB.assign(L + 1, 0);
@@ -533,7 +553,8 @@ private:
 
 llvm::Expected<RotorStageMap>
 remat::buildRotorStageMap(const TrainingGraph &graph,
-                          const std::vector<std::vector<NodeId>> &stagesIn) {
+                          const std::vector<std::vector<NodeId>> &stagesIn,
+                          BackwardPlacement placement) {
   const std::vector<NodeId> forward = graph.forwardNodes();
   const std::vector<NodeId> backward = graph.backwardNodes();
   if (forward.empty())
@@ -627,31 +648,79 @@ remat::buildRotorStageMap(const TrainingGraph &graph,
   }
   // 2. Program order: b must run no earlier than its backward producers, so
   //    sigma(b) <= hi(b) = min sigma(p) (L without any); lo(b) <= hi(b)
-  //    because lo(p) >= lo(b) for every producer p. Within [lo, hi], b goes
-  //    to the latest group at which its forward inputs are still in the cut
-  //    anyway (min f), so that no cut grows for it. A node that reads no
-  //    forward value (the gradient of a weight from its backward inputs, a
-  //    sum of gradients) runs as soon as its inputs exist, in the group of
-  //    its last producer, so that those inputs are freed early rather than
-  //    carried through every later cut.
+  //    because lo(p) >= lo(b) for every producer p. A node anchored to the
+  //    forward pass goes, within [lo, hi], to the latest group at which what
+  //    it reads is in the cut anyway (min f): its forward inputs, the weights
+  //    it reads (f = the last stage reading them), and values the backward
+  //    derives from weights alone (a transposed or flipped weight), which
+  //    stand for their weights. An unanchored node (it reads only gradients)
+  //    goes where it keeps the cuts smallest: one that frees more than it
+  //    allocates (a weight gradient, a step output; a sum of gradients) runs
+  //    as soon as its inputs exist, in the group of its last producer, so that
+  //    those inputs are not carried through later cuts; one that allocates
+  //    more (the padded copy of a gradient for a transposed convolution) runs
+  //    in the group of its latest reader (pass 3), so that its output is not
+  //    carried instead.
+  constexpr unsigned kNone = std::numeric_limits<unsigned>::max();
+  // For values the backward computes from weights alone: the stage that
+  // anchors them (0: none).
+  std::vector<unsigned> weightAnchor(numValues, 0);
   std::vector<unsigned> group(numNodes, 0);
+  std::vector<char> late(numNodes, 0);
   for (NodeId b : backward) {
     const Node &node = graph.node(b);
-    unsigned hi = L, target = std::numeric_limits<unsigned>::max();
+    unsigned hi = L, target = kNone, anchor = kNone;
+    bool weightsOnly = true;
     for (ValueId in : node.inputs) {
       const GraphValue &value = graph.value(in);
+      unsigned f = 0;
       if (value.isFixed()) {
-        if (lastForwardReader[in] > 0)
-          target = std::min(target, lastForwardReader[in]);
+        f = lastForwardReader[in];
       } else if (isForwardValue(in)) {
-        target = std::min(target, lastForwardReader[in]);
+        f = lastForwardReader[in];
+        weightsOnly = false;
       } else {
         hi = std::min(hi, group[value.producer]);
+        f = weightAnchor[in];
+        weightsOnly &= f > 0;
       }
+      if (f > 0)
+        target = std::min(target, f);
+      if (f > 0 && (value.isFixed() || weightAnchor[in] > 0))
+        anchor = std::min(anchor, f);
     }
-    if (target == std::numeric_limits<unsigned>::max())
+    if (weightsOnly && anchor != kNone)
+      for (ValueId out : node.outputs)
+        weightAnchor[out] = anchor;
+    if (target == kNone) {
+      uint64_t allocated = 0, released = 0;
+      for (ValueId out : node.outputs)
+        if (!graph.value(out).isOutput)
+          allocated += graph.value(out).bytes;
+      for (ValueId in : node.inputs) {
+        const GraphValue &value = graph.value(in);
+        if (!value.isFixed() && value.users.back() == b)
+          released += value.bytes;
+      }
+      late[b] = placement == BackwardPlacement::Late ||
+                (placement == BackwardPlacement::Balanced &&
+                 allocated > released);
       target = hi;
+    }
     group[b] = std::clamp(target, lo[b], std::max(lo[b], hi));
+  }
+  // 3. Reverse program order: a late node moves down to its latest reader's
+  //    group (never below lo, never above where it is: every reader is in a
+  //    group <= its own, so its readers' bounds still hold).
+  for (auto it = backward.rbegin(); it != backward.rend(); ++it) {
+    if (!late[*it])
+      continue;
+    unsigned latest = 0;
+    for (ValueId out : graph.node(*it).outputs)
+      for (NodeId user : graph.value(out).users)
+        latest = std::max(latest, group[user]);
+    if (latest > 0)
+      group[*it] = std::max(lo[*it], latest);
   }
 
   map.chain = RotorChain::withLength(L);
@@ -726,6 +795,67 @@ remat::buildRotorStageMap(const TrainingGraph &graph,
   // the node allocates its outputs either way; F_none / F_ck of the last
   // stage never occur (nothing reads a^L).
   LocalPeak localPeak(graph, map.reserved);
+  chain.reliefB.assign(L + 1, 0);
+  // The least group of a backward reader of each value (L + 1: none).
+  std::vector<unsigned> firstReaderGroup(numValues, L + 1);
+  for (NodeId b : backward)
+    for (ValueId in : graph.node(b).inputs)
+      firstReaderGroup[in] = std::min(firstReaderGroup[in], group[b]);
+  std::vector<int> lastReader(numValues, -1);
+  std::vector<char> inSet(numValues, 0);
+  // The peak of B^l run with its real inputs (see r_b^l below).
+  auto groupPeak = [&](unsigned l, bool withAbar) {
+    const std::vector<NodeId> &nodes = map.backward[l];
+    for (size_t i = 0; i < nodes.size(); ++i)
+      for (ValueId in : graph.node(nodes[i]).inputs)
+        lastReader[in] = int(i);
+    auto neededLater = [&](ValueId v) { return firstReaderGroup[v] < l; };
+    std::vector<ValueId> inputs;
+    auto addSet = [&](const std::vector<ValueId> &set) {
+      for (ValueId v : set)
+        if (!inSet[v] && !map.reserved[v] &&
+            (lastReader[v] >= 0 || neededLater(v))) {
+          inSet[v] = 1;
+          inputs.push_back(v);
+        }
+    };
+    addSet(map.deltaValues[l]);
+    if (withAbar)
+      addSet(map.abarValues[l]);
+    addSet(map.aValues[l - 1]);
+    uint64_t live = 0;
+    for (ValueId v : inputs)
+      live += graph.value(v).bytes;
+    uint64_t peak = live;
+    std::vector<ValueId> produced;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const Node &node = graph.node(nodes[i]);
+      for (ValueId out : node.outputs)
+        if (!map.reserved[out]) {
+          live += graph.value(out).bytes;
+          produced.push_back(out);
+        }
+      peak = std::max(peak, live + node.workspaceBytes);
+      size_t kept = 0;
+      for (ValueId v : produced) {
+        bool passesOn = firstReaderGroup[v] < l;
+        if (lastReader[v] <= int(i) && !passesOn)
+          live -= graph.value(v).bytes;
+        else
+          produced[kept++] = v;
+      }
+      produced.resize(kept);
+      for (ValueId in : node.inputs)
+        if (inSet[in] && lastReader[in] == int(i) && !neededLater(in))
+          live -= graph.value(in).bytes;
+    }
+    for (ValueId v : inputs)
+      inSet[v] = 0;
+    for (NodeId n : nodes)
+      for (ValueId in : graph.node(n).inputs)
+        lastReader[in] = -1;
+    return peak;
+  };
   std::vector<char> mark(numValues, 0);
   auto markAll = [&](const std::vector<ValueId> &values, char on) {
     for (ValueId v : values)
@@ -769,6 +899,20 @@ remat::buildRotorStageMap(const TrainingGraph &graph,
     markAll(map.deltaValues[l - 1], 0);
     chain.overheadB[l] =
         peakB > chain.delta[l - 1] ? peakB - chain.delta[l - 1] : 0;
+
+    // r_b^l: the model counts B^l's inputs (delta^l, abar^l when read,
+    // a^{l-1}) for its whole run, each set in full, a value in two sets
+    // twice. Run the group with its real inputs instead: each value once, an
+    // input gone after its last reader in the group unless a later group
+    // reads it (the model has it stored then), one nothing reads here or
+    // later not there at all. The difference between the two peaks is the
+    // relief.
+    uint64_t counted = chain.delta[l] +
+                       (chain.backwardReadsAbar[l] ? chain.abar[l] : 0) +
+                       chain.a[l - 1] + chain.delta[l - 1] +
+                       chain.overheadB[l];
+    uint64_t real = groupPeak(l, chain.backwardReadsAbar[l]);
+    chain.reliefB[l] = counted > real ? counted - real : 0;
   }
   return map;
 }
@@ -1139,24 +1283,39 @@ llvm::Expected<Schedule> remat::solveRotorFamily(
   const Deadline deadline = deadlineFrom(options);
   std::optional<Attempt> best;
   std::string firstError;
+  static const std::pair<BackwardPlacement, const char *> placements[] = {
+      {BackwardPlacement::Balanced, ""},
+      {BackwardPlacement::Early, "/early"},
+      {BackwardPlacement::Late, "/late"}};
   for (auto &[name, stages] : stagings) {
-    llvm::Expected<RotorStageMap> map = buildRotorStageMap(graph, stages);
-    if (!map) {
-      // A staging the map rejects (not a topological partition) is skipped;
-      // the per-node staging always maps.
-      if (firstError.empty())
-        firstError = llvm::toString(map.takeError());
-      else
-        llvm::consumeError(map.takeError());
-      continue;
+    // Each placement of the backward nodes gives a chain; placements that
+    // give the same groups as an earlier one are not solved again.
+    std::vector<std::vector<std::vector<NodeId>>> seen;
+    for (auto [placement, suffix] : placements) {
+      if (best && !timeLeft(deadline))
+        break;
+      llvm::Expected<RotorStageMap> map =
+          buildRotorStageMap(graph, stages, placement);
+      if (!map) {
+        // A staging the map rejects (not a topological partition) is
+        // skipped; the per-node staging always maps.
+        if (firstError.empty())
+          firstError = llvm::toString(map.takeError());
+        else
+          llvm::consumeError(map.takeError());
+        break;
+      }
+      if (llvm::is_contained(seen, map->backward))
+        continue;
+      seen.push_back(map->backward);
+      llvm::Expected<Attempt> attempt =
+          solveMapped(graph, *map, options.budget, dp, deadline);
+      if (!attempt)
+        return attempt.takeError();
+      attempt->info.stages = name + suffix;
+      if (!best || betterPlan(attempt->report, best->report, options.budget))
+        best = std::move(*attempt);
     }
-    llvm::Expected<Attempt> attempt =
-        solveMapped(graph, *map, options.budget, dp, deadline);
-    if (!attempt)
-      return attempt.takeError();
-    attempt->info.stages = name;
-    if (!best || betterPlan(attempt->report, best->report, options.budget))
-      best = std::move(*attempt);
   }
   if (!best)
     return makeError(firstError.empty() ? "rotor: no staging" : firstError);

@@ -56,6 +56,14 @@ struct RotorChain {
   /// o_f^l, o_b^l: memory that F^l / B^l need beyond their inputs and
   /// outputs while they run.
   std::vector<uint64_t> overheadF, overheadB;
+  /// r_b^l: bytes of B^l's inputs that are gone by the time B^l reaches its
+  /// peak. Table 1 counts an operation's inputs for its whole run, which is
+  /// exact for one kernel; a stage's backward on a training graph is a group
+  /// of nodes whose first ones may read an input for the last time (a
+  /// gradient padded for a transposed convolution, then freed). The peak of
+  /// B^l is delta^l + abar^l + a^{l-1} + delta^{l-1} + o_b^l - r_b^l. Our
+  /// extension; empty means all 0.
+  std::vector<uint64_t> reliefB;
   /// u_f^l, u_b^l: the durations of F^l and B^l.
   std::vector<double> costF, costB;
   /// Stages that must be computed exactly once (on a training graph: a stage
@@ -74,6 +82,9 @@ struct RotorChain {
   }
   bool readsAbar(unsigned stage) const {
     return stage >= backwardReadsAbar.size() || backwardReadsAbar[stage];
+  }
+  uint64_t relief(unsigned stage) const {
+    return stage < reliefB.size() ? reliefB[stage] : 0;
   }
   /// A chain of `length` stages with every size and cost 0.
   static RotorChain withLength(unsigned length);
@@ -179,6 +190,9 @@ public:
 
   /// A size in slots (rounded up; anything beyond S becomes S + 1).
   int toSlots(uint64_t bytes) const;
+  /// A size in whole slots, rounded down (for amounts subtracted from a
+  /// need, so that the need stays an upper bound).
+  int toSlotsDown(uint64_t bytes) const;
 
 private:
   RotorTable() = default;
@@ -206,7 +220,7 @@ private:
   double bytesPerSlot = 0;
   bool allowFAllChains = true;
   // Sizes in slots, indexed like RotorChain.
-  std::vector<int> a, abar, delta, of, ob;
+  std::vector<int> a, abar, delta, of, ob, rb;
   std::vector<float> costFB, costB;
   std::vector<char> readsAbar;
   std::vector<double> prefixF;
@@ -249,13 +263,29 @@ struct RotorStageMap {
   std::vector<char> reserved;
 };
 
+/// Where a backward node that reads no forward value goes within the groups
+/// its readers and producers allow (a node that reads forward values goes to
+/// the latest group at which they are in the cut anyway, whatever the
+/// policy). The best placement depends on what the node's neighbours keep,
+/// so the solvers try each and let the simulator judge.
+enum class BackwardPlacement {
+  /// As early as its inputs exist when it frees more than it allocates (a
+  /// weight gradient), as late as its readers allow otherwise (a padded copy).
+  Balanced,
+  /// Always as early as its inputs exist.
+  Early,
+  /// Always as late as its readers allow.
+  Late,
+};
+
 /// Maps `graph` onto a chain whose stages are `stages` (forward node groups
 /// in a topological order covering every forward node once); with `stages`
 /// empty, one stage per forward node in id order. Errors when the groups are
 /// not a topological partition of the forward nodes.
 llvm::Expected<RotorStageMap>
 buildRotorStageMap(const TrainingGraph &graph,
-                   const std::vector<std::vector<NodeId>> &stages = {});
+                   const std::vector<std::vector<NodeId>> &stages = {},
+                   BackwardPlacement placement = BackwardPlacement::Balanced);
 
 /// Runs an operation sequence on the graph: F^l computes the nodes of stage
 /// l, B^l those of group l (in id order), Drop computes nothing; the
@@ -293,7 +323,8 @@ struct RotorOptions {
 
 /// What a rotor / revolve solve did, for reports and benchmarks.
 struct RotorSolveInfo {
-  /// "nodes" (one stage per forward node) or "hierarchy".
+  /// "nodes" (one stage per forward node) or "hierarchy", with the backward
+  /// placement when it is not the balanced one ("nodes/early").
   std::string stages;
   unsigned length = 0;
   unsigned slots = 0;
