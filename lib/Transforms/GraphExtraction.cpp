@@ -273,8 +273,11 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
         extracted.preludeOps.push_back(op); // view of a constant
         continue;
       }
-      extracted.valueOf[op->getResult(0)] = it->second;
-      NodeId producer = graph.value(it->second).producer;
+      // Copied out first: inserting the view's entry may grow the map and
+      // invalidate `it`.
+      ValueId sourceValue = it->second;
+      extracted.valueOf[op->getResult(0)] = sourceValue;
+      NodeId producer = graph.value(sourceValue).producer;
       if (producer < 0)
         extracted.preludeOps.push_back(op); // view of an argument
       else
