@@ -6,7 +6,8 @@ Usage (run with Debian's /usr/bin/python3, which has torch 1.13 and functorch):
   torch_export.py MODEL [--batch N] [--size H W | --seq N] -o STEP.mlir
                   [--graph GRAPH.json] [--forward-only] [--reference]
                   [--classes N] [--layers N] [--vocab N] [--activation gelu|relu]
-                  [--dtype f32|f64]
+                  [--dtype f32|f64] [--decompose]
+                  [--partition default|min-cut [--stats STATS.json]]
 
 MODEL is a torchvision classifier (`resnet18`, `mobilenet_v2`, ...),
 `transformer` (an encoder language model defined here) or `unet` (a small
@@ -47,11 +48,22 @@ f64 is the exact check of the translation.
 `--remat-export-graph` extracts it (REMAT_OPT, else build/bin/remat-opt,
 else remat-opt on the PATH).
 
+`--partition default|min-cut` writes the step as PyTorch itself would run it:
+functorch's default_partition or min_cut_rematerialization_partition (traced
+with its default decompositions) splits the joint graph into a forward graph
+and a backward graph that recomputes what was not saved; the step runs the
+first, then the second (`--stats` writes what was saved and recomputed).
+`remat-opt --remat-report="solver=none"` then gives the peak of PyTorch's
+choice in our simulator (bench/bench_models.py). `--decompose` alone traces
+the joint graph with the same decompositions, the baseline of min-cut's
+recompute overhead.
+
 An ATen op without a translation rule is an error (exit code 1) that names it.
 """
 
 import argparse
 import importlib.util
+import json
 import math
 import operator
 import os
@@ -67,7 +79,8 @@ import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
 import torchvision
-from functorch.compile import aot_function
+from functorch.compile import (aot_function, default_decompositions, default_partition,
+                               min_cut_rematerialization_partition)
 from torch.nn.utils.stateless import functional_call
 
 # The module of torchvision.ops.stochastic_depth (the package attribute of that
@@ -1548,6 +1561,7 @@ RULES.update({
     "aten.exp.default": _unary(lambda b, x: b.math("exp", x)),
     "aten.log.default": _unary(lambda b, x: b.math("log", x)),
     "aten.tanh.default": _unary(lambda b, x: b.math("tanh", x)),
+    "aten.erf.default": _unary(lambda b, x: _erf(b, x)),
     "aten.abs.default": _unary(lambda b, x: b.math("absf", x)),
     "aten.relu.default": _unary(lambda b, x: b.maxf(x, b.cst(0.0, b.types[x]))),
     "aten.sigmoid.default": _unary(lambda b, x: _sigmoid(b, x)),
@@ -1776,6 +1790,35 @@ def _comparison(pred):
 
 for _p in _CMP:
     RULES["aten.%s.Tensor" % _p] = RULES["aten.%s.Scalar" % _p] = _comparison(_p)
+
+
+def _logical(op, negate=False):
+    """aten.bitwise_{and,or} / logical_{and,or} / logical_not on bool (i8)
+    tensors, as decompositions write them (hardtanh_backward: (x <= lo) |
+    (x >= hi)); integer bitwise ops on other integer types."""
+    def translate(tr, node, a, b=None):
+        operands = [a] if b is None else [a, b]
+        dtype = result_dtype(operands)
+        if dtype in FLOAT_TYPES:
+            raise Unsupported("%s on floating-point tensors" % aten_name(node.target))
+        if dtype == "i8" or node.target.__name__.startswith("logical"):
+            def body(bb, *vs):
+                bits = [bb.convert(v, "i1") for v in vs]
+                r = bits[0] if len(bits) == 1 else getattr(bb, op)(bits[0], bits[1])
+                return bb.cmpi("eq", r, bb.cst(0, "i1")) if negate else r
+            return pointwise(tr, operands, body, out_dtype="i8", compute_dtype=dtype)
+        return pointwise(tr, operands, lambda bb, x, y: getattr(bb, op)(x, y),
+                         out_dtype=dtype, compute_dtype=dtype)
+    return translate
+
+
+RULES.update({
+    "aten.bitwise_or.Tensor": _logical("ori"),
+    "aten.bitwise_and.Tensor": _logical("andi"),
+    "aten.logical_or.default": _logical("ori"),
+    "aten.logical_and.default": _logical("andi"),
+    "aten.logical_not.default": _logical("ori", negate=True),
+})
 
 
 # -- reductions -----------------------------------------------------------------
@@ -3059,11 +3102,19 @@ class _JointCaptured(Exception):
     pass
 
 
-def trace_joint(spec, args):
+def trace_joint(spec, args, decompose=False, partition=None):
     """The AOT-autograd joint graph module of loss(model(data), target):
     placeholders primals_1.. (the step's arguments in order) and tangents_1
     (the loss gradient), get_attr nodes for tensors the trace created;
-    outputs [loss, grad of each primal (None if none)]."""
+    outputs [loss, grad of each primal (None if none)].
+
+    `decompose` traces with functorch's default decompositions (the graph its
+    min-cut partitioner works on). With `partition` (functorch's
+    default_partition or min_cut_rematerialization_partition), the joint
+    graph is split the way PyTorch runs it, and the module returned runs the
+    forward graph, then the backward graph with what it recomputes, with the
+    same placeholders and outputs (sequence_partitions); its `partition_stats`
+    attribute says what the partitioner chose."""
     names = [a.name for a in args]
     roles = [a.role for a in args]
     module = spec.module
@@ -3079,8 +3130,12 @@ def trace_joint(spec, args):
 
     captured = {}
 
-    def partition(joint, joint_inputs, **kwargs):
-        captured["graph"] = joint
+    def capture(joint, joint_inputs, **kwargs):
+        if partition is None:
+            captured["graph"] = joint
+        else:
+            forward, backward = partition(joint, joint_inputs, **kwargs)
+            captured["graph"] = sequence_partitions(forward, backward)
         raise _JointCaptured
 
     inputs = []
@@ -3089,7 +3144,8 @@ def trace_joint(spec, args):
         if a.role == "param":
             t.requires_grad_(True)
         inputs.append(t)
-    compiled = aot_function(step, fw_compiler=lambda g, i: g, partition_fn=partition)
+    compiled = aot_function(step, fw_compiler=lambda g, i: g, partition_fn=capture,
+                            decompositions=default_decompositions if decompose else {})
     try:
         compiled(*inputs)
     except _JointCaptured:
@@ -3097,6 +3153,81 @@ def trace_joint(spec, args):
     if "graph" not in captured:
         raise ExportError("model '%s': functorch did not produce a joint graph" % spec.name)
     return captured["graph"]
+
+
+def _tensor_bytes(node):
+    meta = node.meta.get("tensor_meta")
+    if meta is None:
+        return 0
+    return int(np.prod(meta.shape, dtype=np.int64)) * torch.empty(
+        (), dtype=meta.dtype).element_size()
+
+
+def sequence_partitions(forward, backward):
+    """One graph module that runs a partitioned step the way PyTorch does:
+    `forward` (placeholders: the primals; outputs: the loss, then the values
+    it saves), then `backward` (placeholders: the saved values, then the
+    tangent; outputs: a gradient per primal), wired through the saved values.
+    Its `partition_stats` count what the partitioner chose: the values saved
+    (activations and primals apart: a saved primal costs no memory) and the
+    forward ops the backward computes again."""
+    graph = torch.fx.Graph()
+    root = torch.nn.Module()
+    env = {}
+    fw_inputs = [n for n in forward.graph.nodes if n.op == "placeholder"]
+    bw_inputs = [n for n in backward.graph.nodes if n.op == "placeholder"]
+    saved = [n for n in bw_inputs if not n.name.startswith("tangents")]
+    tangents = [n for n in bw_inputs if n.name.startswith("tangents")]
+    for n in fw_inputs:
+        env[n] = graph.placeholder(n.name)
+    tangent = graph.placeholder("tangents_1")
+    for n in tangents:
+        env[n] = tangent
+
+    def copy(source, prefix):
+        for n in source.graph.nodes:
+            if n.op in ("placeholder", "output"):
+                continue
+            if n.op == "get_attr":
+                name = prefix + n.target
+                setattr(root, name, getattr(source, n.target))
+                env[n] = graph.get_attr(name)
+                continue
+            env[n] = graph.node_copy(n, lambda m: env[m])
+        out = next(n for n in source.graph.nodes if n.op == "output")
+        return [env[a] if a is not None else None for a in out.args[0]]
+
+    fw_outputs = copy(forward, "fw_")
+    if len(fw_outputs) != 1 + len(saved):
+        raise ExportError("the partitioned forward returns %d values, its backward "
+                          "reads %d saved ones" % (len(fw_outputs), len(saved)))
+    env.update(zip(saved, fw_outputs[1:]))
+    grads = copy(backward, "bw_")
+    graph.output([fw_outputs[0]] + grads)
+    module = torch.fx.GraphModule(root, graph)
+
+    # Recomputations: the backward's ops that the forward computes too (both
+    # graphs are cut from the same joint graph, whose node names they keep),
+    # except views and other ops whose result aliases an input.
+    forward_names = {n.name for n in forward.graph.nodes if n.op == "call_function"}
+    recomputed = {}
+    for n in backward.graph.nodes:
+        if (n.op == "call_function" and n.name in forward_names and
+                n.target is not operator.getitem and
+                not any(r.alias_info is not None for r in n.target._schema.returns)):
+            name = aten_name(n.target)
+            recomputed[name] = recomputed.get(name, 0) + 1
+    activations = [n for n in saved if not n.name.startswith("primals")]
+    module.partition_stats = {
+        "saved_values": len(activations),
+        "saved_bytes": sum(_tensor_bytes(n) for n in activations),
+        "saved_primals": len(saved) - len(activations),
+        "recomputed_ops": sum(recomputed.values()),
+        "recomputed_op_names": dict(sorted(recomputed.items())),
+        "forward_ops": sum(n.op == "call_function" for n in forward.graph.nodes),
+        "backward_ops": sum(n.op == "call_function" for n in backward.graph.nodes),
+    }
+    return module
 
 
 def _ancestors(roots):
@@ -3304,8 +3435,23 @@ def parse_args(argv):
     p.add_argument("--forward-only", action="store_true")
     p.add_argument("--reference", action="store_true",
                    help="print PyTorch eager's numbers instead of writing the step")
+    p.add_argument("--decompose", action="store_true",
+                   help="trace with functorch's default decompositions (the graph its "
+                        "min-cut partitioner works on)")
+    p.add_argument("--partition", choices=["default", "min-cut"],
+                   help="write the step as PyTorch runs it: the forward graph, then the "
+                        "backward graph with what it recomputes, as functorch's "
+                        "default_partition or min_cut_rematerialization_partition (with "
+                        "its default decompositions) split the joint graph")
+    p.add_argument("--stats", metavar="STATS.json",
+                   help="with --partition: the partitioner's choice as JSON (values and "
+                        "bytes saved, ops recomputed)")
     p.add_argument("--model-module", metavar="FILE.py", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
+    if a.partition and a.forward_only:
+        p.error("--partition splits a training step: not with --forward-only")
+    if a.stats and not a.partition:
+        p.error("--stats needs --partition")
     if not a.reference and not a.output:
         p.error("-o STEP.mlir is required (unless --reference)")
     if a.graph and not a.output:
@@ -3323,13 +3469,21 @@ def run(argv):
     if a.reference:
         sys.stdout.write(reference(spec, args, a.forward_only))
         return 0
-    joint = trace_joint(spec, args)
+    partitioners = {"default": default_partition,
+                    "min-cut": min_cut_rematerialization_partition}
+    joint = trace_joint(spec, args, decompose=a.decompose or a.partition == "min-cut",
+                        partition=partitioners.get(a.partition))
     module = Module()
     results = translate_step(spec, args, joint, module, a.forward_only)
+    if a.stats:
+        with open(a.stats, "w") as f:
+            json.dump(dict(joint.partition_stats, partition=a.partition), f, indent=1)
     write_main(module, args, results)
-    kind = "forward-only step" if a.forward_only else "training step"
+    kind = ("forward-only step" if a.forward_only else
+            "training step, as PyTorch's %s partition runs it," % a.partition
+            if a.partition else "training step")
     header = ["// %s of '%s' (%s), exported from PyTorch by python/remat/torch_export.py."
-              % (kind.capitalize(), spec.name, "x".join(map(str, spec.data_shape))),
+              % (kind[0].upper() + kind[1:], spec.name, "x".join(map(str, spec.data_shape))),
               "//   /usr/bin/python3 python/remat/torch_export.py " + " ".join(argv),
               "// Arguments: data, target, parameters {remat.param}, buffers, dropout masks.",
               "// @main builds them deterministically and prints the loss%s."
