@@ -19,6 +19,7 @@
 #include "remat/Graph/GraphIO.h"
 #include "remat/Solvers/Checkmate.h"
 #include "remat/Solvers/Solver.h"
+#include "remat/Support/Budget.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -33,7 +34,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,8 +47,10 @@ cl::list<std::string> inputs(cl::Positional, cl::desc("<dir|graph.json>..."),
                              cl::OneOrMore);
 cl::opt<std::string> budgetList(
     "budgets",
-    cl::desc("Comma-separated budgets: N% of the checkpoint-all peak, or "
-             "bytes with an optional KB/MB/GB (10^3..) or KiB/MiB/GiB suffix"),
+    cl::desc(
+        "Comma-separated budgets: N% of the checkpoint-all peak, or "
+        "bytes with an optional B, KB/MB/GB/TB (10^3..) or KiB/MiB/GiB/TiB "
+        "suffix"),
     cl::init("95%,85%,75%,65%,55%"));
 cl::opt<double> timeLimit("time-limit",
                           cl::desc("Seconds per solve (default 60)"),
@@ -72,36 +74,11 @@ cl::opt<bool> progress("progress",
                        cl::desc("Print CBC's progress lines to stderr"),
                        cl::init(false));
 
+/// A budget of the table: as written, and in bytes for the graph at hand.
 struct Budget {
   std::string label;
   uint64_t bytes;
 };
-
-std::optional<Budget> parseBudget(llvm::StringRef text, uint64_t peak) {
-  text = text.trim();
-  double scale = 1;
-  bool percent = false;
-  static const std::pair<const char *, double> suffixes[] = {
-      {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
-      {"KB", 1e3},     {"MB", 1e6},        {"GB", 1e9},
-      {"%", -1}};
-  llvm::StringRef number = text;
-  for (auto [suffix, value] : suffixes)
-    if (text.ends_with(suffix)) {
-      number = text.drop_back(strlen(suffix));
-      if (value < 0)
-        percent = true;
-      else
-        scale = value;
-      break;
-    }
-  double value;
-  if (number.getAsDouble(value) || value < 0)
-    return std::nullopt;
-  double bytes =
-      percent ? value / 100 * static_cast<double>(peak) : value * scale;
-  return Budget{text.str(), static_cast<uint64_t>(std::floor(bytes))};
-}
 
 std::string gb(uint64_t bytes) {
   return llvm::formatv("{0:F3}", static_cast<double>(bytes) / 1e9).str();
@@ -175,12 +152,13 @@ int main(int argc, char **argv) {
     llvm::SmallVector<llvm::StringRef> parts;
     llvm::StringRef(budgetList).split(parts, ',', -1, false);
     for (llvm::StringRef part : parts) {
-      std::optional<Budget> budget = parseBudget(part, all.peakBytes);
-      if (!budget) {
-        llvm::errs() << "invalid budget '" << part << "'\n";
+      // Percentages are of this graph's checkpoint-all peak.
+      llvm::Expected<uint64_t> bytes = parseBudget(part, all.peakBytes);
+      if (!bytes) {
+        llvm::errs() << llvm::toString(bytes.takeError()) << "\n";
         return 2;
       }
-      budgets.push_back(*budget);
+      budgets.push_back(Budget{part.trim().str(), *bytes});
     }
 
     os << llvm::formatv("{0,-9} {1,10} {2,-15} {3,-14} {4,10} {5,4} {6,9} "

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Solvers/Rotor.h"
+#include "remat/Support/Budget.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
@@ -113,10 +114,20 @@ struct Row {
   uint64_t budget = 0;
 };
 
-Row tableRow(const std::string &what, unsigned L, unsigned S, double percent,
-             bool allowFAllChains, unsigned repeat) {
+/// The budget's bytes for `chain`: a percentage of storing everything.
+uint64_t budgetBytes(const BudgetSpec &budget, const RotorChain &chain) {
+  llvm::Expected<uint64_t> bytes = resolveBudget(budget, storeAllMemory(chain));
+  if (!bytes) {
+    llvm::errs() << llvm::toString(bytes.takeError()) << "\n";
+    std::exit(2);
+  }
+  return *bytes;
+}
+
+Row tableRow(const std::string &what, unsigned L, unsigned S,
+             const BudgetSpec &budget, bool allowFAllChains, unsigned repeat) {
   RotorChain chain = resnetLikeChain(L);
-  uint64_t memory = uint64_t(storeAllMemory(chain) * percent / 100);
+  uint64_t memory = budgetBytes(budget, chain);
   RotorDPOptions dp;
   dp.slots = S;
   dp.allowFAllChains = allowFAllChains;
@@ -149,11 +160,11 @@ Row tableRow(const std::string &what, unsigned L, unsigned S, double percent,
   return row;
 }
 
-Row solverRow(unsigned L, double percent, unsigned repeat) {
+Row solverRow(unsigned L, const BudgetSpec &budget, unsigned repeat) {
   RotorChain chain = resnetLikeChain(L);
   TrainingGraph graph = makeRotorChainGraph(chain);
   SolverOptions options;
-  options.budget = uint64_t(storeAllMemory(chain) * percent / 100);
+  options.budget = budgetBytes(budget, chain);
   Row row;
   row.what = "solver rotor (graph)";
   row.length = L;
@@ -183,15 +194,22 @@ Row solverRow(unsigned L, double percent, unsigned repeat) {
 int main(int argc, char **argv) {
   bool json = false;
   unsigned repeat = 3;
-  double percent = 35;
+  // A percentage of storing everything ("35" or "35%").
+  llvm::Expected<BudgetSpec> budget = parseBudgetSpec("35%");
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json"))
       json = true;
     else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc)
       repeat = unsigned(std::max(1, std::atoi(argv[++i])));
-    else if (!std::strcmp(argv[i], "--budget") && i + 1 < argc)
-      percent = std::atof(argv[++i]);
-    else {
+    else if (!std::strcmp(argv[i], "--budget") && i + 1 < argc) {
+      llvm::StringRef text = llvm::StringRef(argv[++i]).trim();
+      budget =
+          parseBudgetSpec(text.ends_with("%") ? text.str() : text.str() + "%");
+      if (!budget) {
+        llvm::errs() << llvm::toString(budget.takeError()) << "\n";
+        return 2;
+      }
+    } else {
       llvm::errs() << "usage: remat-bench-rotor [--json] [--repeat R] "
                       "[--budget PERCENT]\n";
       return 2;
@@ -200,16 +218,16 @@ int main(int argc, char **argv) {
 
   std::vector<Row> rows;
   // The paper's case.
-  rows.push_back(tableRow("rotor table", 339, 500, percent, true, repeat));
+  rows.push_back(tableRow("rotor table", 339, 500, *budget, true, repeat));
   // Growth in L (S = 500) and in S (L = 339).
   for (unsigned L : {42u, 85u, 170u})
-    rows.push_back(tableRow("rotor table", L, 500, percent, true, repeat));
+    rows.push_back(tableRow("rotor table", L, 500, *budget, true, repeat));
   for (unsigned S : {125u, 250u, 1000u})
-    rows.push_back(tableRow("rotor table", 339, S, percent, true, repeat));
+    rows.push_back(tableRow("rotor table", 339, S, *budget, true, repeat));
   // Revolve (§5.3): the same table without chains of F_all.
-  rows.push_back(tableRow("revolve table", 339, 500, percent, false, repeat));
+  rows.push_back(tableRow("revolve table", 339, 500, *budget, false, repeat));
   // The solver end to end on a graph realising the chain.
-  rows.push_back(solverRow(339, percent, 1));
+  rows.push_back(solverRow(339, *budget, 1));
 
   if (json) {
     llvm::json::Array array;
@@ -234,8 +252,7 @@ int main(int argc, char **argv) {
   }
   llvm::outs() << "rotor DP (seeds/004 Theorem 1), ResNet-1001-like chain, "
                   "budget "
-               << llvm::format("%.0f", percent)
-               << "% of storing everything, best of " << repeat
+               << budget->text << " of storing everything, best of " << repeat
                << ", single-threaded\n";
   llvm::outs() << llvm::format(
       "%-22s %5s %5s %9s %9s %7s %10s %10s %9s %5s\n", "what", "L", "S",

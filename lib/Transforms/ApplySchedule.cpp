@@ -11,6 +11,7 @@
 #include "remat/Solvers/Join.h"
 #include "remat/Solvers/Solver.h"
 #include "remat/Structure/Structure.h"
+#include "remat/Support/Budget.h"
 #include "remat/Transforms/GraphExtraction.h"
 #include "remat/Transforms/Passes.h"
 
@@ -20,7 +21,6 @@
 #include "llvm/Support/Format.h"
 
 #include <chrono>
-#include <cmath>
 #include <limits>
 
 namespace remat {
@@ -34,51 +34,31 @@ using namespace remat;
 
 namespace {
 
-/// Parses a budget: "12345", "64KiB", "1.5MiB", "2GiB" (also KB/MB/GB as
-/// powers of 1000), or "N%" of `referencePeak` (the checkpoint-all peak).
-/// Empty text means no budget.
-FailureOr<std::optional<uint64_t>> parseBudget(StringRef text,
-                                               uint64_t referencePeak,
-                                               std::string &error) {
-  text = text.trim();
-  if (text.empty())
-    return std::optional<uint64_t>();
-  double scale = 1;
-  StringRef number = text;
-  bool percent = false;
-  struct Suffix {
-    StringRef name;
-    double scale;
-  };
-  static const Suffix suffixes[] = {{"KiB", 1024.0}, {"MiB", 1048576.0},
-                                    {"GiB", 1073741824.0}, {"KB", 1e3},
-                                    {"MB", 1e6}, {"GB", 1e9}, {"B", 1}};
-  if (text.consume_back("%")) {
-    percent = true;
-    number = text;
-  } else {
-    for (const Suffix &suffix : suffixes)
-      if (text.ends_with(suffix.name)) {
-        number = text.drop_back(suffix.name.size());
-        scale = suffix.scale;
-        break;
-      }
-  }
-  double value;
-  if (number.trim().getAsDouble(value) || !(value >= 0) || std::isinf(value)) {
-    error = ("invalid budget '" + text + "': expected bytes (optionally with "
-             "KiB, MiB, GiB, KB, MB, GB) or a percentage such as '60%'")
-                .str();
-    return failure();
-  }
-  double bytes = percent ? value / 100.0 * static_cast<double>(referencePeak)
-                         : value * scale;
-  return std::optional<uint64_t>(static_cast<uint64_t>(std::floor(bytes)));
-}
-
 /// The checkpoint-all peak: the reference of percentage budgets.
 uint64_t checkpointAllPeak(const TrainingGraph &graph) {
   return simulate(graph, solveCheckpointAll(graph)).peakBytes;
+}
+
+/// The pass's `budget` option in bytes (remat/Support/Budget.h), or nullopt
+/// when it is empty (no budget). `reference` gives the checkpoint-all peak,
+/// the reference of percentages; it is called only for one. A bad budget is
+/// an error at `func`.
+FailureOr<std::optional<uint64_t>>
+resolveStepBudget(func::FuncOp func, StringRef text,
+                  llvm::function_ref<uint64_t()> reference) {
+  if (text.trim().empty())
+    return std::optional<uint64_t>();
+  llvm::Expected<BudgetSpec> spec = parseBudgetSpec(text);
+  llvm::Expected<uint64_t> bytes =
+      !spec ? llvm::Expected<uint64_t>(spec.takeError())
+            : resolveBudget(*spec, spec->kind == BudgetSpec::PercentOfReference
+                                       ? reference()
+                                       : 0);
+  if (!bytes) {
+    func.emitError(llvm::toString(bytes.takeError()));
+    return failure();
+  }
+  return std::optional<uint64_t>(*bytes);
 }
 
 /// The least budget any registered solver reaches on `graph` in its
@@ -257,17 +237,10 @@ struct RematApply : public remat::impl::RematApplyPassBase<RematApply> {
       return signalPassFailure();
     const TrainingGraph &graph = extracted->graph;
     Clock::time_point extractedAt = Clock::now();
-    std::string error;
-    // Percentages are relative to the checkpoint-all peak; only compute it
-    // when needed.
-    uint64_t reference =
-        StringRef(budget).trim().ends_with("%") ? checkpointAllPeak(graph) : 0;
-    FailureOr<std::optional<uint64_t>> budgetBytes =
-        parseBudget(budget, reference, error);
-    if (failed(budgetBytes)) {
-      func.emitError(error);
+    FailureOr<std::optional<uint64_t>> budgetBytes = resolveStepBudget(
+        func, budget, [&] { return checkpointAllPeak(graph); });
+    if (failed(budgetBytes))
       return signalPassFailure();
-    }
     FailureOr<SolverResult> result =
         solveStep(func, graph, solver, *budgetBytes, timeLimit, slots);
     if (failed(result))
@@ -308,11 +281,9 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
       }
       const TrainingGraph &graph = extracted->graph;
       uint64_t reference = checkpointAllPeak(graph);
-      std::string error;
       FailureOr<std::optional<uint64_t>> budgetBytes =
-          parseBudget(budget, reference, error);
+          resolveStepBudget(func, budget, [&] { return reference; });
       if (failed(budgetBytes)) {
-        func.emitError(error);
         failedAny = true;
         return;
       }
@@ -351,7 +322,7 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
           {"checkpoint_all_peak_bytes", static_cast<int64_t>(reference)},
           {"plans", std::move(plans)}};
       if (*budgetBytes)
-        entry["budget_bytes"] = static_cast<int64_t>(**budgetBytes);
+        entry["budget_bytes"] = **budgetBytes; // uint64_t: past 2^63 too.
       // Structure of the forward graph (docs/structure.md): node counts of
       // the hierarchy, its depth, articulation points, splitting vertices.
       entry["hierarchy"] = StructureAnalysis(graph).summaryJSON();

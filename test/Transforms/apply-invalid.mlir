@@ -3,7 +3,7 @@
 // RUN: not remat-opt %s --remat-pipeline="solver=chen-sqrtn budget=lots" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADBUDGET
 
 // UNKNOWN: unknown solver 'no-such-solver'; available solvers: none, checkpoint-all, chen-sqrtn
-// BADBUDGET: invalid budget 'lots': expected bytes (optionally with KiB, MiB, GiB, KB, MB, GB) or a percentage such as '60%'
+// BADBUDGET: invalid budget 'lots': expected bytes (an integer or decimal number, optionally with B, KB, MB, GB, TB, KiB, MiB, GiB or TiB) or a percentage such as '60%'
 
 #id = affine_map<(i) -> (i)>
 #all = affine_map<(i) -> ()>

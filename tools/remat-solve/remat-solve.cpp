@@ -12,16 +12,18 @@
 // model (DESIGN.md §5). `--json` prints the same as a JSON document, with the
 // schedules.
 //
-// Budgets: bytes (`123456`, `64KiB`, `1.5MiB`, `2GiB`, also KB/MB/GB), `N%`
-// of the checkpoint-all peak, nothing (min-memory mode: each solver's
-// least-peak plan), or `sweep`: K budgets evenly spaced from the least
-// feasible one (the least peak any of the chosen solvers reaches) to the
-// checkpoint-all peak, printing each solver's frontier.
+// Budgets (remat/Support/Budget.h): bytes (`123456`, `64KiB`, `1.5MiB`,
+// `2GiB`, also B, TiB and KB/MB/GB/TB), `N%` of the checkpoint-all peak,
+// nothing (min-memory mode: each solver's least-peak plan), or `sweep`: K
+// budgets evenly spaced from the least feasible one (the least peak any of
+// the chosen solvers reaches) to the checkpoint-all peak, printing each
+// solver's frontier.
 //
 //===----------------------------------------------------------------------===//
 
 #include "remat/Graph/GraphIO.h"
 #include "remat/Solvers/Solver.h"
+#include "remat/Support/Budget.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -33,7 +35,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,8 +54,8 @@ cl::opt<std::string>
                  cl::init("all"), cl::cat(category));
 cl::opt<std::string> budgetOption(
     "budget",
-    cl::desc("Memory budget: bytes (KiB/MiB/GiB/KB/MB/GB), N% of the "
-             "checkpoint-all peak, or 'sweep'; empty: least memory"),
+    cl::desc("Memory budget: bytes (B/KB/MB/GB/TB/KiB/MiB/GiB/TiB), N% of "
+             "the checkpoint-all peak, or 'sweep'; empty: least memory"),
     cl::init(""), cl::cat(category));
 cl::opt<unsigned> sweepPoints("sweep-points",
                               cl::desc("Number of budgets of --budget=sweep"),
@@ -78,8 +79,9 @@ cl::opt<bool> maxBatch(
     cl::init(false), cl::cat(category));
 cl::opt<std::string>
     deviceMemory("device-memory",
-                 cl::desc("Device memory for --max-batch (bytes, KiB/MiB/GiB, "
-                          "KB/MB/GB); fixed bytes count against it"),
+                 cl::desc("Device memory for --max-batch (bytes, "
+                          "B/KB/MB/GB/TB/KiB/MiB/GiB/TiB); fixed bytes count "
+                          "against it"),
                  cl::init(""), cl::cat(category));
 cl::opt<uint64_t> graphBatch("batch",
                              cl::desc("Batch size the graph's sizes are for"),
@@ -92,33 +94,6 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// Parses a byte count with an optional unit, or a percentage of `reference`.
-std::optional<uint64_t> parseBudget(llvm::StringRef text, uint64_t reference) {
-  text = text.trim();
-  bool percent = text.consume_back("%");
-  double scale = 1;
-  struct Suffix {
-    const char *name;
-    double scale;
-  };
-  static const Suffix suffixes[] = {
-      {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
-      {"KB", 1e3},     {"MB", 1e6},        {"GB", 1e9},
-      {"B", 1.0}};
-  if (!percent)
-    for (const Suffix &suffix : suffixes)
-      if (text.consume_back(suffix.name)) {
-        scale = suffix.scale;
-        break;
-      }
-  double value;
-  if (text.trim().getAsDouble(value) || !(value >= 0) || std::isinf(value))
-    return std::nullopt;
-  double bytes =
-      percent ? value / 100.0 * static_cast<double>(reference) : value * scale;
-  return static_cast<uint64_t>(std::floor(bytes));
-}
-
 /// One solver run at one budget.
 struct Row {
   std::string solver;
@@ -129,8 +104,8 @@ struct Row {
 
 llvm::json::Value rowToJSON(const Row &row) {
   llvm::json::Object object{{"solver", row.solver}};
-  object["budget"] = row.budget ? llvm::json::Value(int64_t(*row.budget))
-                                : llvm::json::Value(nullptr);
+  object["budget"] =
+      row.budget ? llvm::json::Value(*row.budget) : llvm::json::Value(nullptr);
   if (!row.result) {
     object["error"] = row.error;
     return object;
@@ -197,17 +172,24 @@ TrainingGraph scaleToBatch(const TrainingGraph &graph, uint64_t batch) {
 /// grow), which the search relies on.
 int runMaxBatch(const TrainingGraph &graph,
                 const std::vector<const SolverInfo *> &solvers) {
-  std::optional<uint64_t> device = parseBudget(deviceMemory, 0);
-  if (!device || deviceMemory.empty() || llvm::StringRef(deviceMemory).ends_with("%"))
-    return fail("--max-batch needs --device-memory=<bytes|KiB|MiB|GiB|KB|MB|GB>");
+  if (llvm::StringRef(deviceMemory).trim().empty())
+    return fail("--max-batch needs --device-memory=<bytes, optionally with "
+                "B, KB, MB, GB, TB, KiB, MiB, GiB or TiB>");
+  llvm::Expected<BudgetSpec> spec = parseBudgetSpec(deviceMemory);
+  if (!spec)
+    return fail("--device-memory: " + llvm::toString(spec.takeError()));
+  if (spec->kind != BudgetSpec::Bytes)
+    return fail("--device-memory takes bytes, not a percentage: '" +
+                deviceMemory + "'");
+  uint64_t device = spec->bytes;
   if (graphBatch == 0)
     return fail("--batch must be positive");
-  if (graph.fixedBytes() >= *device)
+  if (graph.fixedBytes() >= device)
     return fail("the fixed bytes (" + std::to_string(graph.fixedBytes()) +
                 ") alone exceed the device memory");
-  uint64_t budget = *device - graph.fixedBytes();
+  uint64_t budget = device - graph.fixedBytes();
   llvm::raw_ostream &os = llvm::outs();
-  os << "max batch: device_memory=" << *device
+  os << "max batch: device_memory=" << device
      << " fixed_bytes=" << graph.fixedBytes() << " budget=" << budget
      << " graph_batch=" << graphBatch << "\n";
   bool anyError = false;
@@ -355,11 +337,11 @@ int main(int argc, char **argv) {
         rows.push_back(run(*solver, b));
   } else {
     if (!budgetOption.empty()) {
-      budget = parseBudget(budgetOption, checkpointAllPeak);
-      if (!budget)
-        return fail("invalid budget '" + budgetOption +
-                    "': expected bytes (optionally with KiB, MiB, GiB, KB, "
-                    "MB, GB), a percentage such as '60%', or 'sweep'");
+      llvm::Expected<uint64_t> bytes =
+          parseBudget(budgetOption, checkpointAllPeak);
+      if (!bytes)
+        return fail(llvm::toString(bytes.takeError()));
+      budget = *bytes;
     }
     for (const SolverInfo *solver : solvers)
       rows.push_back(run(*solver, budget));
@@ -388,8 +370,8 @@ int main(int argc, char **argv) {
         list.push_back(int64_t(b));
       document["sweep"] = std::move(list);
     } else {
-      document["budget"] = budget ? llvm::json::Value(int64_t(*budget))
-                                  : llvm::json::Value(nullptr);
+      document["budget"] =
+          budget ? llvm::json::Value(*budget) : llvm::json::Value(nullptr);
     }
     llvm::outs() << llvm::formatv("{0:2}",
                                   llvm::json::Value(std::move(document)))
