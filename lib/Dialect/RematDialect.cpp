@@ -14,6 +14,8 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace remat;
 
@@ -58,10 +60,15 @@ LogicalResult RematDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == kCostAttr) {
+    // NaN fails `>= 0`; infinity passes it and would only fail the training
+    // graph's own check much later, as an internal error.
     auto cost = dyn_cast<FloatAttr>(value);
-    if (!cost || !(cost.getValueAsDouble() >= 0))
-      return op->emitOpError()
-             << "'" << name << "' must be a non-negative float attribute";
+    if (!cost || !(cost.getValueAsDouble() >= 0) ||
+        !std::isfinite(cost.getValueAsDouble()))
+      return op->emitOpError() << "'" << name
+                               << "' must be a finite, non-negative float "
+                                  "attribute, got "
+                               << value;
     return success();
   }
   if (name == kRecomputeAttr) {

@@ -3,6 +3,7 @@
 #include "remat/Graph/GraphIO.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
@@ -15,6 +16,112 @@ static llvm::Error nodeLinkError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "node-link graph: " + message);
 }
+
+namespace {
+/// Typed access to the fields of one node or link object. A field that is
+/// absent is left to the caller (most are optional); a field that is present
+/// must have its type and range, else the error names the field with the
+/// object's index and quotes the value ("nodes[3].backward: expected a
+/// boolean, got \"yes\""): a string read as `false`, or a size of -1 read as
+/// 2^64-1, would be a different graph, silently.
+struct Fields {
+  const llvm::json::Object &object;
+  std::string where;
+
+  llvm::Error error(llvm::StringRef key, llvm::StringRef expected,
+                    const llvm::json::Value &got) const {
+    return nodeLinkError(where + "." + key + ": expected " + expected +
+                         ", got " + llvm::formatv("{0}", got).str());
+  }
+
+  llvm::Error readBool(llvm::StringRef key, bool &out) const {
+    const llvm::json::Value *field = object.get(key);
+    if (!field)
+      return llvm::Error::success();
+    std::optional<bool> b = field->getAsBoolean();
+    if (!b)
+      return error(key, "a boolean", *field);
+    out = *b;
+    return llvm::Error::success();
+  }
+
+  llvm::Error readString(llvm::StringRef key,
+                         std::optional<std::string> &out) const {
+    const llvm::json::Value *field = object.get(key);
+    if (!field)
+      return llvm::Error::success();
+    std::optional<llvm::StringRef> str = field->getAsString();
+    if (!str)
+      return error(key, "a string", *field);
+    out = str->str();
+    return llvm::Error::success();
+  }
+
+  /// An integer in [0, limit), such as a value id.
+  llvm::Error readIndex(llvm::StringRef key, int64_t limit,
+                        std::optional<int64_t> &out) const {
+    const llvm::json::Value *field = object.get(key);
+    if (!field)
+      return llvm::Error::success();
+    std::optional<int64_t> i = field->getAsInteger();
+    if (!i || *i < 0 || *i >= limit)
+      return error(key, "an integer in [0, " + std::to_string(limit) + ")",
+                   *field);
+    out = *i;
+    return llvm::Error::success();
+  }
+
+  /// Any integer (a node id of a NetworkX file).
+  llvm::Error readInteger(llvm::StringRef key,
+                          std::optional<int64_t> &out) const {
+    const llvm::json::Value *field = object.get(key);
+    if (!field)
+      return llvm::Error::success();
+    std::optional<int64_t> i = field->getAsInteger();
+    if (!i)
+      return error(key, "an integer", *field);
+    out = *i;
+    return llvm::Error::success();
+  }
+
+  /// A cost: a finite, non-negative number.
+  llvm::Error readCost(llvm::StringRef key, std::optional<double> &out) const {
+    const llvm::json::Value *field = object.get(key);
+    if (!field)
+      return llvm::Error::success();
+    std::optional<double> d = field->getAsNumber();
+    if (!d || !(*d >= 0) || !std::isfinite(*d))
+      return error(key, "a finite, non-negative number", *field);
+    out = *d;
+    return llvm::Error::success();
+  }
+
+  /// A size in bytes: a non-negative number below 2^64, rounded to whole
+  /// bytes unless `exact` (then an integer).
+  llvm::Error readBytes(llvm::StringRef key, bool exact,
+                        std::optional<uint64_t> &out) const {
+    const llvm::json::Value *field = object.get(key);
+    if (!field)
+      return llvm::Error::success();
+    if (std::optional<uint64_t> u = field->getAsUINT64()) {
+      out = *u;
+      return llvm::Error::success();
+    }
+    if (std::optional<int64_t> i = field->getAsInteger(); i && *i >= 0) {
+      out = static_cast<uint64_t>(*i);
+      return llvm::Error::success();
+    }
+    std::optional<double> d = exact ? std::nullopt : field->getAsNumber();
+    if (!d || !(*d >= 0) || !(std::round(*d) < 18446744073709551616.0))
+      return error(key,
+                   exact ? "a non-negative integer number of bytes"
+                         : "a non-negative number of bytes below 2^64",
+                   *field);
+    out = static_cast<uint64_t>(std::round(*d));
+    return llvm::Error::success();
+  }
+};
+} // namespace
 
 bool remat::isNodeLinkGraph(const llvm::json::Value &json) {
   const llvm::json::Object *root = json.getAsObject();
@@ -101,58 +208,94 @@ importRematNodeLink(const llvm::json::Object &root) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     std::string where = "nodes[" + std::to_string(i) + "]";
     const llvm::json::Object *node = nodes[i].getAsObject();
-    std::optional<int64_t> id = node ? node->getInteger("id") : std::nullopt;
+    if (!node)
+      return nodeLinkError(where + ": expected an object with an integer 'id'");
+    Fields fields{*node, where};
+    std::optional<int64_t> id;
+    std::optional<std::string> name;
+    bool fixed = false;
+    if (llvm::Error err = fields.readInteger("id", id))
+      return std::move(err);
     if (!id)
       return nodeLinkError(where + ": expected an object with an integer 'id'");
-    std::string name = node->getString("name").value_or("").str();
-    if (node->getBoolean("fixed").value_or(false)) {
-      std::optional<int64_t> v = node->getInteger("value");
-      std::optional<double> bytes = node->getNumber("cost_ram");
-      if (badValue(v) || !bytes || !(*bytes >= 0) || !std::isfinite(*bytes))
+    if (llvm::Error err = fields.readString("name", name))
+      return std::move(err);
+    if (llvm::Error err = fields.readBool("fixed", fixed))
+      return std::move(err);
+    if (fixed) {
+      std::optional<int64_t> v;
+      std::optional<uint64_t> bytes;
+      if (llvm::Error err = fields.readIndex("value", INT32_MAX, v))
+        return std::move(err);
+      if (llvm::Error err = fields.readBytes("cost_ram", /*exact=*/true, bytes))
+        return std::move(err);
+      if (!v || !bytes)
         return nodeLinkError(where + ": a fixed node needs a value id 'value' "
                                      "and non-negative 'cost_ram'");
       if (slot(*v))
         return nodeLinkError(where + ": value " + std::to_string(*v) +
                              " is defined twice");
-      slot(*v) = llvm::json::Object{{"name", name},
-                                    {"bytes", static_cast<uint64_t>(*bytes)},
-                                    {"producer", -1}};
+      slot(*v) = llvm::json::Object{
+          {"name", name.value_or("")}, {"bytes", *bytes}, {"producer", -1}};
       continue;
     }
     const llvm::json::Array *outputs = node->getArray("outputs");
     if (!outputs)
       return nodeLinkError(where + ": expected an 'outputs' array");
+    std::optional<std::string> op;
+    bool backward = false;
+    std::optional<double> cost;
+    std::optional<uint64_t> workspace;
+    if (llvm::Error err = fields.readString("op", op))
+      return std::move(err);
+    if (llvm::Error err = fields.readBool("backward", backward))
+      return std::move(err);
+    if (llvm::Error err = fields.readCost("cost_cpu", cost))
+      return std::move(err);
+    if (llvm::Error err =
+            fields.readBytes("workspace", /*exact=*/true, workspace))
+      return std::move(err);
     size_t index = graphNodes.size();
     if (!nodeIndex.try_emplace(*id, index).second)
       return nodeLinkError("duplicate node id " + std::to_string(*id));
     llvm::json::Array outputIds;
     for (size_t k = 0; k < outputs->size(); ++k) {
+      std::string at = where + ".outputs[" + std::to_string(k) + "]";
       const llvm::json::Object *out = (*outputs)[k].getAsObject();
-      std::optional<int64_t> v = out ? out->getInteger("value") : std::nullopt;
-      const llvm::json::Value *bytes = out ? out->get("bytes") : nullptr;
-      if (badValue(v) || !bytes)
-        return nodeLinkError(where + ".outputs[" + std::to_string(k) +
-                             "]: needs 'value' and 'bytes'");
+      if (!out)
+        return nodeLinkError(at + ": needs 'value' and 'bytes'");
+      Fields outFields{*out, at};
+      std::optional<int64_t> v;
+      std::optional<uint64_t> bytes;
+      std::optional<std::string> outName;
+      bool isOutput = false;
+      if (llvm::Error err = outFields.readIndex("value", INT32_MAX, v))
+        return std::move(err);
+      if (llvm::Error err = outFields.readBytes("bytes", /*exact=*/true, bytes))
+        return std::move(err);
+      if (llvm::Error err = outFields.readString("name", outName))
+        return std::move(err);
+      if (llvm::Error err = outFields.readBool("output", isOutput))
+        return std::move(err);
+      if (!v || !bytes)
+        return nodeLinkError(at + ": needs 'value' and 'bytes'");
       if (slot(*v))
         return nodeLinkError(where + ": value " + std::to_string(*v) +
                              " is defined twice");
-      slot(*v) = llvm::json::Object{
-          {"name", out->getString("name").value_or("").str()},
-          {"bytes", *bytes},
-          {"producer", static_cast<int64_t>(index)},
-          {"output", out->getBoolean("output").value_or(false)}};
+      slot(*v) = llvm::json::Object{{"name", outName.value_or("")},
+                                    {"bytes", *bytes},
+                                    {"producer", static_cast<int64_t>(index)},
+                                    {"output", isOutput}};
       outputIds.push_back(*v);
     }
-    llvm::json::Object converted{
-        {"name", name},
-        {"op", node->getString("op").value_or("").str()},
-        {"phase", node->getBoolean("backward").value_or(false) ? "backward"
-                                                               : "forward"},
-        {"outputs", std::move(outputIds)},
-        {"inputs", llvm::json::Array()}};
-    if (const llvm::json::Value *cost = node->get("cost_cpu"))
+    llvm::json::Object converted{{"name", name.value_or("")},
+                                 {"op", op.value_or("")},
+                                 {"phase", backward ? "backward" : "forward"},
+                                 {"outputs", std::move(outputIds)},
+                                 {"inputs", llvm::json::Array()}};
+    if (cost)
       converted["cost"] = *cost;
-    if (const llvm::json::Value *workspace = node->get("workspace"))
+    if (workspace)
       converted["workspace"] = *workspace;
     if (const llvm::json::Value *reuses = node->get("reuses"))
       converted["reuses"] = *reuses;
@@ -161,9 +304,14 @@ importRematNodeLink(const llvm::json::Object &root) {
   for (size_t i = 0; i < links.size(); ++i) {
     std::string where = "links[" + std::to_string(i) + "]";
     const llvm::json::Object *link = links[i].getAsObject();
-    std::optional<int64_t> target =
-        link ? link->getInteger("target") : std::nullopt;
-    std::optional<int64_t> v = link ? link->getInteger("value") : std::nullopt;
+    std::optional<int64_t> target, v;
+    if (link) {
+      Fields fields{*link, where};
+      if (llvm::Error err = fields.readInteger("target", target))
+        return std::move(err);
+      if (llvm::Error err = fields.readIndex("value", INT32_MAX, v))
+        return std::move(err);
+    }
     auto it = target ? nodeIndex.find(*target) : nodeIndex.end();
     if (it == nodeIndex.end() || badValue(v))
       return nodeLinkError(where + ": needs the id of an op node as 'target' "
@@ -218,38 +366,40 @@ remat::importNodeLinkGraph(const llvm::json::Value &json) {
     std::string where = "nodes[" + std::to_string(i) + "]";
     if (!node)
       return nodeLinkError(where + ": expected an object");
-    std::optional<int64_t> id = node->getInteger("id");
-    std::optional<double> cost = node->getNumber("cost_cpu");
-    std::optional<double> ram = node->getNumber("cost_ram");
-    std::optional<double> params;
-    bool moccasin = false;
-    if (!id && !cost && !ram) {
-      id = node->getInteger("name");
-      cost = node->getNumber("duration");
-      ram = node->getNumber("out_cost");
-      params = node->getNumber("param_cost");
-      moccasin = true;
+    Fields fields{*node, where};
+    // Moccasin's dialect has none of Checkmate's keys.
+    bool moccasin =
+        !node->get("id") && !node->get("cost_cpu") && !node->get("cost_ram");
+    std::optional<int64_t> id;
+    std::optional<double> cost;
+    std::optional<uint64_t> ram, params;
+    std::optional<std::string> name;
+    bool backward = false;
+    if (llvm::Error err = fields.readInteger(moccasin ? "name" : "id", id))
+      return std::move(err);
+    if (llvm::Error err =
+            fields.readCost(moccasin ? "duration" : "cost_cpu", cost))
+      return std::move(err);
+    if (llvm::Error err = fields.readBytes(moccasin ? "out_cost" : "cost_ram",
+                                           /*exact=*/false, ram))
+      return std::move(err);
+    if (moccasin) {
+      if (llvm::Error err =
+              fields.readBytes("param_cost", /*exact=*/false, params))
+        return std::move(err);
+    } else {
+      if (llvm::Error err = fields.readString("name", name))
+        return std::move(err);
+      if (llvm::Error err = fields.readBool("backward", backward))
+        return std::move(err);
     }
     if (!id || !cost || !ram)
       return nodeLinkError(where +
                            ": needs integer 'id' and numbers 'cost_cpu', "
                            "'cost_ram' (or Moccasin's integer 'name' and "
                            "numbers 'duration', 'out_cost')");
-    if (*cost < 0 || *ram < 0 || !std::isfinite(*cost) ||
-        !std::isfinite(*ram) || (params && !(*params >= 0)))
-      return nodeLinkError(where + ": costs and sizes must be non-negative");
-    Entry entry{*id,
-                "",
-                node->getBoolean("backward").value_or(false),
-                *cost,
-                static_cast<uint64_t>(std::llround(*ram)),
-                params ? static_cast<uint64_t>(std::llround(*params)) : 0};
-    if (moccasin)
-      entry.name = "node" + std::to_string(*id);
-    else if (std::optional<llvm::StringRef> name = node->getString("name"))
-      entry.name = name->str();
-    else
-      entry.name = "node" + std::to_string(*id);
+    Entry entry{*id, "", backward, *cost, *ram, params.value_or(0)};
+    entry.name = !moccasin && name ? *name : "node" + std::to_string(*id);
     entries.push_back(std::move(entry));
   }
   llvm::DenseMap<int64_t, int> indexById;
@@ -262,13 +412,17 @@ remat::importNodeLinkGraph(const llvm::json::Value &json) {
   for (size_t i = 0; i < links.size(); ++i) {
     const llvm::json::Object *link = links[i].getAsObject();
     std::string where = "links[" + std::to_string(i) + "]";
-    std::optional<int64_t> source =
-        link ? link->getInteger("source") : std::nullopt;
-    std::optional<int64_t> target =
-        link ? link->getInteger("target") : std::nullopt;
-    if (link && !source && !target) {
-      source = link->getInteger("0");
-      target = link->getInteger("1");
+    std::optional<int64_t> source, target;
+    if (link) {
+      // Moccasin's links are {"0": source, "1": target}.
+      bool moccasin = !link->get("source") && !link->get("target");
+      Fields fields{*link, where};
+      if (llvm::Error err =
+              fields.readInteger(moccasin ? "0" : "source", source))
+        return std::move(err);
+      if (llvm::Error err =
+              fields.readInteger(moccasin ? "1" : "target", target))
+        return std::move(err);
     }
     if (!source || !target)
       return nodeLinkError(where + ": needs integer 'source' and 'target'");

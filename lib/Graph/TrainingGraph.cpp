@@ -170,11 +170,19 @@ llvm::Error TrainingGraph::verify() const {
   // linear in the number of reads.
   std::vector<NodeId> lastReader(values.size(), -1);
   size_t numReads = 0;
+  double costSum = 0;
   for (NodeId n = 0; n < numNodesI; ++n) {
     const Node &node = nodes[n];
     if (!std::isfinite(node.cost) || node.cost < 0)
       return makeError(nodeRef(n) + " has invalid cost " +
                        std::to_string(node.cost));
+    // Every solver and the simulator add costs up: their sum must be finite
+    // too, or plans would be compared on infinities.
+    costSum += node.cost;
+    if (!std::isfinite(costSum))
+      return makeError("the node costs up to " + nodeRef(n) +
+                       " sum to more than the largest finite double; the "
+                       "total cost of a graph must be finite");
     for (ValueId out : node.outputs) {
       if (out < 0 || out >= numValuesI)
         return makeError(nodeRef(n) + " has output id " + llvm::Twine(out) +

@@ -75,6 +75,9 @@ Session::Session(const TrainingGraph &graph, const SolverOptions &options,
     : graph(graph), cmOptions(cmOptions), solverName(solverName.str()) {
   start = std::chrono::steady_clock::now();
   double limit = options.timeLimitSeconds > 0 ? options.timeLimitSeconds : 60;
+  // Clamped as deadlineFrom does: a huge (or infinite) limit would overflow
+  // the clock's representation and put the deadline in the past.
+  limit = std::min(limit, 1e7);
   deadline =
       start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                   std::chrono::duration<double>(limit));

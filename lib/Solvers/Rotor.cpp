@@ -15,6 +15,7 @@
 #include "remat/Structure/Structure.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <chrono>
@@ -98,6 +99,12 @@ llvm::Error RotorChain::check() const {
       return makeError("rotor chain: stage " + llvm::Twine(l) +
                        " has a negative or non-finite cost");
   }
+  double total = 0;
+  for (size_t l = 1; l < n; ++l)
+    total += costF[l] + costB[l];
+  if (!std::isfinite(total))
+    return makeError("rotor chain: the costs sum to more than the largest "
+                     "finite double");
   return llvm::Error::success();
 }
 
@@ -332,13 +339,30 @@ llvm::Expected<RotorTable> RotorTable::build(const RotorChain &chain,
   t.rb.assign(L + 1, 0);
   for (unsigned l = 1; l <= L; ++l)
     t.rb[l] = t.toSlotsDown(chain.relief(l));
+  // The table holds floats. A cell is at most every forward stage run L
+  // times plus every backward once; costs whose such bound exceeds 2^100
+  // (float overflows near 2^128) are scaled down by a power of two, exactly,
+  // and cost() scales back: with costs of 1e40 every cell would be +inf,
+  // which reads as "infeasible". Usual costs are left as they are.
+  double sumF = 0, sumB = 0;
+  for (unsigned l = 1; l <= L; ++l) {
+    sumF += chain.costF[l];
+    sumB += chain.costB[l];
+  }
+  double bound = std::max(sumF, sumB);
+  if (bound > 0) {
+    int exponent = std::ilogb(bound) + 2 + int(llvm::Log2_32_Ceil(L + 1));
+    if (exponent > 100)
+      t.costScale = std::ldexp(1.0, 100 - exponent);
+  }
   t.costFB.assign(L + 1, 0);
   t.prefixF.assign(L + 1, 0);
   t.costB.assign(L + 1, 0);
   for (unsigned l = 1; l <= L; ++l) {
-    t.costB[l] = float(chain.costB[l]);
-    t.costFB[l] = float(chain.costF[l] + chain.costB[l]);
-    t.prefixF[l] = t.prefixF[l - 1] + chain.costF[l];
+    double f = chain.costF[l] * t.costScale, b = chain.costB[l] * t.costScale;
+    t.costB[l] = float(b);
+    t.costFB[l] = float(f + b);
+    t.prefixF[l] = t.prefixF[l - 1] + f;
   }
   t.readsAbar.assign(L + 1, 1);
   for (unsigned l = 1; l <= L; ++l)
@@ -422,7 +446,8 @@ size_t RotorTable::tableBytes() const {
 double RotorTable::cost(unsigned m) const {
   // Algorithm 1, line 12: C_BP(1, L, M - w_a^0).
   float c = cell(1, length, int(std::min(m, numSlots)) - a[0]);
-  return std::isinf(c) ? std::numeric_limits<double>::infinity() : double(c);
+  return std::isinf(c) ? std::numeric_limits<double>::infinity()
+                       : double(c) / costScale;
 }
 
 std::optional<unsigned> RotorTable::leastFeasibleSlots() const {

@@ -14,8 +14,11 @@
 #include "remat/Solvers/Rotor.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cmath>
 #include <optional>
 #include <tuple>
 
@@ -151,6 +154,31 @@ std::string remat::solverNames() {
   return names;
 }
 
+llvm::Error remat::checkTimeLimit(double seconds, llvm::StringRef name) {
+  if (std::isfinite(seconds) && seconds > 0)
+    return llvm::Error::success();
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%g", seconds);
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      name + " must be a finite number of seconds greater than 0, got " + text);
+}
+
+llvm::Error remat::checkMemorySlots(uint64_t slots, llvm::StringRef name) {
+  if (slots >= 1 && slots <= kMaxMemorySlots)
+    return llvm::Error::success();
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 name + " must be in [1, " +
+                                     llvm::Twine(kMaxMemorySlots) + "], got " +
+                                     llvm::Twine(slots));
+}
+
+llvm::Error remat::checkSolverOptions(const SolverOptions &options) {
+  if (llvm::Error err = checkTimeLimit(options.timeLimitSeconds))
+    return err;
+  return checkMemorySlots(options.memorySlots);
+}
+
 bool remat::betterPlan(const SimulationReport &a, const SimulationReport &b,
                        std::optional<uint64_t> budget) {
   bool fitsA = budget && a.peakBytes <= *budget;
@@ -209,6 +237,10 @@ llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
 llvm::Expected<SolverResult> remat::runSolver(const SolverInfo &solver,
                                               const TrainingGraph &graph,
                                               const SolverOptions &options) {
+  if (llvm::Error err = checkSolverOptions(options))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "solver '" + solver.name +
+                                       "': " + llvm::toString(std::move(err)));
   // The portfolio reports which solver won.
   if (solver.name == "auto")
     return runPortfolio(graph, options);

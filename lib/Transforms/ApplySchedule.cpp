@@ -26,6 +26,7 @@
 namespace remat {
 #define GEN_PASS_DEF_REMATAPPLYPASS
 #define GEN_PASS_DEF_REMATREPORTPASS
+#define GEN_PASS_DEF_REMATCHECKOPTIONSPASS
 #include "remat/Transforms/Passes.h.inc"
 } // namespace remat
 
@@ -60,6 +61,24 @@ resolveStepBudget(func::FuncOp func, StringRef text,
   }
   return std::optional<uint64_t>(*bytes);
 }
+
+/// The numeric options of the solvers, range-checked (remat/Solvers/Solver.h):
+/// a bad value is an error at `at` naming the option and the value.
+LogicalResult checkNumericOptions(Operation *at, double timeLimit,
+                                  unsigned slots) {
+  if (llvm::Error err = checkTimeLimit(timeLimit))
+    return at->emitError(llvm::toString(std::move(err)));
+  if (llvm::Error err = checkMemorySlots(slots))
+    return at->emitError(llvm::toString(std::move(err)));
+  return success();
+}
+
+/// What makes a function a training step (isTrainingStep), for diagnostics.
+constexpr llvm::StringLiteral kStepMarkers =
+    "mark the step with 'remat.step' on the function, 'remat.loss' on its "
+    "loss (an op or a result), 'remat.seed' on the op that starts the "
+    "backward, 'remat.tangent' on a gradient argument or 'remat.phase' on an "
+    "op";
 
 /// The least budget any registered solver reaches on `graph` in its
 /// min-memory mode, and which. The portfolio (`auto`, which only repeats the
@@ -106,8 +125,6 @@ FailureOr<SolverResult> solveStep(func::FuncOp func, const TrainingGraph &graph,
   SolverOptions options;
   options.budget = budget;
   options.timeLimitSeconds = timeLimitSeconds;
-  if (memorySlots == 0)
-    return func.emitError("slots must be at least 1");
   options.memorySlots = memorySlots;
   llvm::Expected<SolverResult> result = runSolver(*solver, graph, options);
   if (!result) {
@@ -225,6 +242,8 @@ struct RematApply : public remat::impl::RematApplyPassBase<RematApply> {
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    if (failed(checkNumericOptions(func, timeLimit, slots)))
+      return signalPassFailure();
     if (!isTrainingStep(func))
       return;
     using Clock = std::chrono::steady_clock;
@@ -269,9 +288,23 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
   using Base::Base;
 
   void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (failed(checkNumericOptions(module, timeLimit, slots)))
+      return signalPassFailure();
+    // A report of no function hides a missing marker: say what marks one.
+    WalkResult anyStep = module.walk([](func::FuncOp func) {
+      return isTrainingStep(func) ? WalkResult::interrupt()
+                                  : WalkResult::advance();
+    });
+    if (!anyStep.wasInterrupted()) {
+      module.emitError("no function of the module is a training step, so "
+                       "there is no plan to report; ")
+          << kStepMarkers;
+      return signalPassFailure();
+    }
     llvm::json::Array functions;
     bool failedAny = false;
-    getOperation().walk([&](func::FuncOp func) {
+    module.walk([&](func::FuncOp func) {
       if (!isTrainingStep(func))
         return;
       FailureOr<ExtractedGraph> extracted = extractTrainingGraph(func);
@@ -356,6 +389,38 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
         "{0:2}\n", llvm::json::Value(llvm::json::Object{
                        {"functions", std::move(functions)}}));
   }
+};
+
+/// The module-level checks of remat-pipeline, before any function is
+/// touched: the numeric options, and a training step for an explicit budget
+/// or solver to apply to.
+struct RematCheckOptions
+    : public remat::impl::RematCheckOptionsPassBase<RematCheckOptions> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (failed(checkNumericOptions(module, timeLimit, slots)))
+      return signalPassFailure();
+    bool explicitRequest =
+        !StringRef(budget).trim().empty() || solver != kDefaultSolver;
+    // The functions remat-apply runs on: those of the module itself.
+    if (!explicitRequest ||
+        llvm::any_of(module.getOps<func::FuncOp>(),
+                     [](func::FuncOp func) { return isTrainingStep(func); }))
+      return;
+    InFlightDiagnostic diag =
+        module.emitError("no function of the module is a training step, so ");
+    if (!StringRef(budget).trim().empty())
+      diag << "budget=" << budget;
+    else
+      diag << "solver=" << solver;
+    diag << " would apply to nothing; " << kStepMarkers;
+    signalPassFailure();
+  }
+
+  /// The default `solver` of remat-pipeline and remat-apply.
+  static constexpr llvm::StringLiteral kDefaultSolver = "chen-sqrtn";
 };
 
 } // namespace

@@ -69,8 +69,9 @@ struct RematMapParallelLoopsToGpuPass
 
 void RematMapParallelLoopsToGpuPass::runOnOperation() {
   if (blockSize < 1 || blockSize > 1024) {
-    getOperation().emitError() << "remat-map-parallel-loops-to-gpu: block-size "
-                               << blockSize << " is not in [1, 1024]";
+    getOperation().emitError()
+        << "remat-map-parallel-loops-to-gpu: block-size "
+        << static_cast<int64_t>(blockSize) << " is not in [1, 1024]";
     return signalPassFailure();
   }
   SmallVector<scf::ParallelOp> outermost;

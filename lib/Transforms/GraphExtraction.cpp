@@ -15,17 +15,22 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+#include <limits>
 
 namespace remat {
 #define GEN_PASS_DEF_REMATNORMALIZEDESTINATIONSPASS
 #define GEN_PASS_DEF_TESTTRAININGGRAPHPASS
 #define GEN_PASS_DEF_REMATPRINTGRAPHPASS
+#define GEN_PASS_DEF_REMATINLINECALLSPASS
 #include "remat/Transforms/Passes.h.inc"
 } // namespace remat
 
@@ -327,12 +332,28 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
       return position.lookup(a) < position.lookup(b);
     });
 
-  // Inputs and costs.
+  // Inputs and costs. Solvers and the simulator add costs up, so their sum
+  // over the whole step must be finite: the op that makes it overflow is the
+  // error, rather than an infinite cost that no solver can compare.
+  double stepCost = 0;
   for (NodeId node = 0; node < static_cast<NodeId>(graph.numNodes()); ++node) {
     std::vector<ValueId> inputs;
     double cost = 0;
     for (Operation *op : extracted.nodeOps[node]) {
-      cost += builtinCost(op);
+      double opCost = builtinCost(op);
+      cost += opCost;
+      stepCost += opCost;
+      if (!std::isfinite(stepCost)) {
+        std::string text;
+        llvm::raw_string_ostream(text)
+            << "the costs of training step '" << func.getSymName()
+            << "' sum to more than "
+            << llvm::format("%g", std::numeric_limits<double>::max())
+            << " with this op's (" << llvm::format("%g", opCost)
+            << "); the total cost of a step must be finite: scale "
+               "'remat.cost' down";
+        return op->emitError(text);
+      }
       for (Value read : readValues(op)) {
         auto it = extracted.valueOf.find(read);
         if (it == extracted.valueOf.end() ||
@@ -468,6 +489,24 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
 
   for (NodeId node = 0; node < static_cast<NodeId>(graph.numNodes()); ++node) {
     graph.node(node).phase = phase[node];
+    // A call is no node: the callee's temporaries and the buffer it returns
+    // (which no early free can release: only the callee knows where it comes
+    // from) are memory the graph would not see. remat-inline-calls inlines
+    // the calls of pure functions; a print without results may stay in the
+    // backward part.
+    for (Operation *op : extracted.nodeOps[node])
+      if (auto call = dyn_cast<func::CallOp>(op);
+          call && (phase[node] == Phase::Forward ||
+                   llvm::any_of(call.getResultTypes(),
+                                [](Type t) { return isa<TensorType>(t); })))
+        return call.emitError("call of '@")
+               << call.getCallee() << "' in training step '"
+               << func.getSymName()
+               << "' cannot be a node of the training graph (the callee's "
+                  "temporaries and the buffer it returns would be memory no "
+                  "node accounts for); run remat-inline-calls first (the "
+                  "remat pipelines do): it inlines the calls of pure "
+                  "functions and says why it cannot inline the others";
     if (phase[node] != Phase::Forward)
       continue;
     for (Operation *op : extracted.nodeOps[node]) {
@@ -503,6 +542,161 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
   }
   return extracted;
 }
+
+//===----------------------------------------------------------------------===//
+// remat-inline-calls
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Why `call` cannot be inlined into a training step, as a predicate of its
+/// callee ("is only declared: ..."), or std::nullopt if it can: the callee
+/// is a func.func of the module with one block, no op with memory effects
+/// (calls it makes are checked the same way), no recursion and no marker of
+/// its own. `active` holds the callees being checked, for recursion.
+std::optional<std::string>
+whyNotInlinable(func::CallOp call, SymbolTableCollection &symbols,
+                SmallVectorImpl<Operation *> &active) {
+  auto callee =
+      symbols.lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
+  if (!callee)
+    return std::string("is not a func.func of the module");
+  if (callee.isExternal())
+    return std::string("is only declared: its effects are unknown");
+  if (llvm::is_contained(active, callee.getOperation()))
+    return std::string("is recursive");
+  if (isTrainingStep(callee))
+    return std::string("is a training step itself (it carries remat "
+                       "markers)");
+  if (!llvm::hasSingleElement(callee.getBody()))
+    return "has " + std::to_string(callee.getBody().getBlocks().size()) +
+           " blocks";
+  active.push_back(callee);
+  std::optional<std::string> reason;
+  callee.getBody().walk([&](Operation *op) {
+    if (auto nested = dyn_cast<func::CallOp>(op)) {
+      if (std::optional<std::string> inner =
+              whyNotInlinable(nested, symbols, active)) {
+        reason = ("calls '@" + nested.getCallee() + "', which ").str() + *inner;
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    }
+    // The walk visits nested ops on its own: an op with recursive effects
+    // is judged by its own effects only.
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    bool free = op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()
+                    ? !effects || effects.hasNoEffect()
+                    : isMemoryEffectFree(op);
+    if (free)
+      return WalkResult::advance();
+    std::string where;
+    llvm::raw_string_ostream(where) << op->getLoc();
+    reason = ("has an op with memory effects ('" +
+              op->getName().getStringRef() + "' at " + where + ")")
+                 .str();
+    return WalkResult::interrupt();
+  });
+  active.pop_back();
+  return reason;
+}
+
+/// Replaces `call` by a copy of its callee's ops (whyNotInlinable said it
+/// can), carrying the call's markers over.
+LogicalResult inlineCall(func::CallOp call, func::FuncOp callee) {
+  if (call->hasAttr(RematDialect::kCostAttr))
+    return call.emitError("'remat.cost' on a call of '@")
+           << callee.getSymName()
+           << "' cannot be honoured: calls of pure functions are inlined "
+              "into the step, where the callee's ops have costs of their "
+              "own; put 'remat.cost' on them";
+  Block &body = callee.front();
+  auto terminator = cast<func::ReturnOp>(body.getTerminator());
+  // The loss or seed that the call's results are must be values the inlined
+  // ops compute: the marker moves onto their defining ops.
+  for (StringRef marker : {RematDialect::kLossAttr, RematDialect::kSeedAttr})
+    if (call->hasAttr(marker))
+      for (Value returned : terminator.getOperands())
+        if (isa<BlockArgument>(returned))
+          return call.emitError("'")
+                 << marker << "' on a call of '@" << callee.getSymName()
+                 << "' marks a value the callee does not compute (it returns "
+                    "its argument #"
+                 << cast<BlockArgument>(returned).getArgNumber()
+                 << "); mark the op that computes it";
+  OpBuilder builder(call);
+  IRMapping mapping;
+  mapping.map(body.getArguments(), call.getOperands());
+  Attribute phase = call->getAttr(RematDialect::kPhaseAttr);
+  for (Operation &op : body.without_terminator()) {
+    Operation *clone = builder.clone(op, mapping);
+    clone->setLoc(CallSiteLoc::get(op.getLoc(), call.getLoc()));
+    if (phase)
+      clone->setAttr(RematDialect::kPhaseAttr, phase);
+  }
+  SmallVector<Value> results;
+  for (Value returned : terminator.getOperands())
+    results.push_back(mapping.lookup(returned));
+  for (StringRef marker : {RematDialect::kLossAttr, RematDialect::kSeedAttr})
+    if (call->hasAttr(marker))
+      for (Value result : results)
+        result.getDefiningOp()->setAttr(marker,
+                                        UnitAttr::get(call.getContext()));
+  call.replaceAllUsesWith(results);
+  call.erase();
+  return success();
+}
+
+struct InlineCalls : public remat::impl::RematInlineCallsPassBase<InlineCalls> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTableCollection symbols;
+    bool failedAny = false;
+    for (auto step : module.getOps<func::FuncOp>()) {
+      if (!isTrainingStep(step))
+        continue;
+      // Until nothing changes: an inlined body may bring calls of its own
+      // (recursion is rejected, so this ends).
+      for (bool changed = true; changed && !failedAny;) {
+        changed = false;
+        SmallVector<func::CallOp> calls;
+        step.walk([&](func::CallOp call) { calls.push_back(call); });
+        for (func::CallOp call : calls) {
+          SmallVector<Operation *> active{step};
+          std::optional<std::string> reason =
+              whyNotInlinable(call, symbols, active);
+          if (!reason) {
+            auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
+                call, call.getCalleeAttr());
+            if (failed(inlineCall(call, callee)))
+              failedAny = true;
+            else
+              changed = true;
+            continue;
+          }
+          // Left alone: a call without tensor results (a print); the
+          // extraction rejects it in the forward part.
+          if (llvm::none_of(call.getResultTypes(),
+                            [](Type t) { return isa<TensorType>(t); }))
+            continue;
+          call.emitError("call of '@")
+              << call.getCallee() << "' cannot be a node of the training "
+              << "graph of '" << step.getSymName()
+              << "': only calls of pure functions are supported (they are "
+                 "inlined into the step), and '@"
+              << call.getCallee() << "' " << *reason;
+          failedAny = true;
+        }
+      }
+    }
+    if (failedAny)
+      signalPassFailure();
+  }
+};
+
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // remat-normalize-destinations

@@ -58,13 +58,23 @@ void remat::registerRematDialects(DialectRegistry &registry) {
 
 void remat::buildRematPipeline(OpPassManager &pm,
                                const RematPipelineOptions &options) {
-  // The wrapper `main` is generated before anything else so that it sees the
-  // entry's original signature.
+  // Option ranges, and a step for an explicit budget or solver to apply to:
+  // remat-apply, a function pass, cannot see that no function is a step.
+  RematCheckOptionsPassOptions checkOptions;
+  checkOptions.solver = options.solver;
+  checkOptions.budget = options.budget;
+  checkOptions.timeLimit = options.timeLimit;
+  checkOptions.slots = options.slots;
+  pm.addPass(createRematCheckOptionsPass(checkOptions));
+  // The wrapper `main` is generated before any step changes so that it sees
+  // the entry's original signature.
   if (!options.entry.empty()) {
     RematGenerateMainPassOptions mainOptions;
     mainOptions.entry = options.entry;
     pm.addPass(createRematGenerateMainPass(mainOptions));
   }
+  // Calls of pure functions become ops of the step, which the graph sees.
+  pm.addPass(createRematInlineCallsPass());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   // Private destinations make the graph's values the program's buffers.
   funcPm.addPass(createRematNormalizeDestinationsPass());
@@ -135,14 +145,17 @@ void remat::buildRematLowerToCpuPipeline(OpPassManager &pm,
 void remat::registerRematPipelines() {
   PassPipelineRegistration<RematPipelineOptions>(
       "remat-pipeline",
-      "Rematerialise every training step: normalize destinations, solve, "
-      "apply the plan (tensors in, tensors out)",
+      "Rematerialise every training step: check the options, inline calls "
+      "of pure functions, normalize destinations, solve, apply the plan "
+      "(tensors in, tensors out)",
       buildRematPipeline);
   PassPipelineRegistration<RematPipelineOptions>(
       "remat-report",
       "Print the plans of `solver` (or all solvers) for every training step "
-      "as JSON; the IR is left as it is apart from normalized destinations",
+      "as JSON; the IR is left as it is apart from inlined calls of pure "
+      "functions and normalized destinations",
       [](OpPassManager &pm, const RematPipelineOptions &options) {
+        pm.addPass(createRematInlineCallsPass());
         pm.addNestedPass<func::FuncOp>(createRematNormalizeDestinationsPass());
         RematReportPassOptions reportOptions;
         reportOptions.solver = options.solver;
@@ -154,9 +167,11 @@ void remat::registerRematPipelines() {
   PassPipelineRegistration<>(
       "remat-export-graph",
       "Print the training graph of the module's step as NetworkX node-link "
-      "JSON for remat-solve (normalized destinations, so that the graph's "
-      "values are the bufferized program's buffers)",
+      "JSON for remat-solve (calls of pure functions inlined, normalized "
+      "destinations, so that the graph's values are the bufferized "
+      "program's buffers)",
       [](OpPassManager &pm) {
+        pm.addPass(createRematInlineCallsPass());
         pm.addNestedPass<func::FuncOp>(createRematNormalizeDestinationsPass());
         pm.addPass(createRematPrintGraphPass());
       });

@@ -16,7 +16,8 @@
 // UPSTREAM-LABEL: llvm.func @square_chain
 // UPSTREAM: llvm.call @_mlir_memref_to_llvm_free
 
-// -----
+// One chunk only: a chunk without a training step is an error under an
+// explicit solver (remat-check-options).
 
 func.func @opaque(%x: tensor<4xf32>) -> tensor<4xf32> {
   %seed = arith.constant {remat.seed} 1.0 : f32

@@ -9,15 +9,33 @@ func.func @bad_phase(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @negative_cost(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'remat.cost' must be a non-negative float attribute}}
+  // expected-error @+1 {{'remat.cost' must be a finite, non-negative float attribute, got -1.000000e+00 : f64}}
   %y = remat.kernel "aten.neg"(%x) {remat.cost = -1.0} : (tensor<4xf32>) -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
 
 // -----
 
+// An infinite cost passed the verifier and failed much later, as an
+// "internal error: extracted training graph is inconsistent".
+func.func @infinite_cost(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'remat.cost' must be a finite, non-negative float attribute, got 0x7FF0000000000000 : f64}}
+  %y = remat.kernel "aten.neg"(%x) {remat.cost = 0x7FF0000000000000 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @nan_cost(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'remat.cost' must be a finite, non-negative float attribute, got 0x7FF8000000000000 : f64}}
+  %y = remat.kernel "aten.neg"(%x) {remat.cost = 0x7FF8000000000000 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
 func.func @integer_cost(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'remat.cost' must be a non-negative float attribute}}
+  // expected-error @+1 {{'remat.cost' must be a finite, non-negative float attribute, got 3 : i64}}
   %y = remat.kernel "aten.neg"(%x) {remat.cost = 3 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   return %y : tensor<4xf32>
 }

@@ -46,7 +46,8 @@
 // SM80: gpu.binary @square_chain_kernel {{.*}}#nvvm.target<chip = "sm_80", features = "+ptx75">
 // SM80-SAME: .target sm_80
 
-// -----
+// One chunk only: a chunk without a training step is an error under an
+// explicit solver (remat-check-options).
 
 func.func @opaque(%x: tensor<4xf32>) -> tensor<4xf32> {
   %seed = arith.constant {remat.seed} 1.0 : f32

@@ -214,6 +214,14 @@ llvm::cl::OptionCategory &remat_run::gpuOptionCategory() { return category(); }
 
 bool remat_run::targetIsGpu() { return target == Target::Gpu; }
 
+std::string remat_run::checkGpuOptions() {
+  // The bound of remat-map-parallel-loops-to-gpu (threads per block).
+  if (gpuBlockSize < 1 || gpuBlockSize > 1024)
+    return "--gpu-block-size must be in [1, 1024], got " +
+           std::to_string(gpuBlockSize.getValue());
+  return "";
+}
+
 int remat_run::runOnGpu(ModuleOp module, std::optional<int64_t> predicted,
                         std::optional<int64_t> fixed, bool earlyFrees,
                         bool keepTemps) {

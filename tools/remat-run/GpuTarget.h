@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace remat_run {
 
@@ -23,6 +24,9 @@ namespace remat_run {
 llvm::cl::OptionCategory &gpuOptionCategory();
 /// Whether --target=gpu was given.
 bool targetIsGpu();
+/// The range checks of the numeric GPU options (--gpu-block-size in
+/// [1, 1024]): an error message, or empty.
+std::string checkGpuOptions();
 
 /// Compiles `module` (the rematerialised step on tensors, with a `main`) for
 /// the GPU, builds the executable and, unless --gpu-compile-only, runs it and

@@ -25,6 +25,7 @@
 
 #include "GpuTarget.h"
 
+#include "remat/Solvers/Solver.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -81,11 +82,12 @@ cl::opt<std::string>
            cl::init(""), cl::cat(category));
 cl::opt<double> timeLimit(
     "time-limit",
-    cl::desc("Wall-clock limit in seconds for solvers that search (auto, "
-             "checkmate-ilp, checkmate-lp, hong-cubic)"),
+    cl::desc("Wall-clock limit in seconds (finite, > 0) for solvers that "
+             "search (auto, checkmate-ilp, checkmate-lp, hong-cubic)"),
     cl::init(60.0), cl::cat(category));
 cl::opt<unsigned> slots("slots",
-                        cl::desc("Memory slots S of rotor and revolve"),
+                        cl::desc("Memory slots S of rotor and revolve, in "
+                                 "[1, 2^20]"),
                         cl::init(500), cl::cat(category));
 cl::opt<std::string>
     entry("entry",
@@ -181,6 +183,13 @@ int main(int argc, char **argv) {
       argc, argv,
       "remat-run: rematerialise a training step, run it on the CPU and "
       "compare the measured peak with the predicted one\n");
+  // Every numeric option is range-checked before any work.
+  if (llvm::Error err = remat::checkTimeLimit(timeLimit, "--time-limit"))
+    return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err = remat::checkMemorySlots(slots, "--slots"))
+    return fail(llvm::toString(std::move(err)));
+  if (std::string error = remat_run::checkGpuOptions(); !error.empty())
+    return fail(error);
 
   DialectRegistry registry;
   remat::registerRematDialects(registry);

@@ -57,14 +57,19 @@ cl::opt<std::string> budgetOption(
     cl::desc("Memory budget: bytes (B/KB/MB/GB/TB/KiB/MiB/GiB/TiB), N% of "
              "the checkpoint-all peak, or 'sweep'; empty: least memory"),
     cl::init(""), cl::cat(category));
+/// The most budgets of a sweep (each runs every chosen solver).
+constexpr unsigned kMaxSweepPoints = 1000;
 cl::opt<unsigned> sweepPoints("sweep-points",
-                              cl::desc("Number of budgets of --budget=sweep"),
+                              cl::desc("Number of budgets of --budget=sweep, "
+                                       "in [1, 1000]"),
                               cl::init(8), cl::cat(category));
 cl::opt<double> timeLimit("time-limit",
-                          cl::desc("Time limit of searching solvers (s)"),
+                          cl::desc("Time limit of searching solvers (s, "
+                                   "finite, > 0)"),
                           cl::init(60.0), cl::cat(category));
 cl::opt<unsigned> slots("slots",
-                        cl::desc("Memory slots S of rotor and revolve"),
+                        cl::desc("Memory slots S of rotor and revolve, in "
+                                 "[1, 2^20]"),
                         cl::init(500), cl::cat(category));
 cl::opt<bool> jsonOutput("json",
                          cl::desc("Print JSON (with the schedules) instead of "
@@ -84,7 +89,8 @@ cl::opt<std::string>
                           "against it"),
                  cl::init(""), cl::cat(category));
 cl::opt<uint64_t> graphBatch("batch",
-                             cl::desc("Batch size the graph's sizes are for"),
+                             cl::desc("Batch size the graph's sizes are for "
+                                      "(at least 1)"),
                              cl::init(1), cl::cat(category));
 cl::opt<bool> listSolvers("list", cl::desc("List the solvers and exit"),
                           cl::init(false), cl::cat(category));
@@ -155,13 +161,17 @@ void printTable(llvm::raw_ostream &os, const std::vector<Row> &rows,
 }
 
 /// The graph at batch `batch`, from one at batch `graphBatch`: every
-/// non-fixed value scales linearly (rounded up); fixed values do not.
+/// non-fixed value scales linearly (rounded up, saturating at 2^64-1, which
+/// no budget fits); fixed values do not.
 TrainingGraph scaleToBatch(const TrainingGraph &graph, uint64_t batch) {
   TrainingGraph scaled = graph;
   for (ValueId v = 0; v < static_cast<ValueId>(scaled.numValues()); ++v) {
     GraphValue &value = scaled.value(v);
-    if (!value.isFixed())
-      value.bytes = (value.bytes * batch + graphBatch - 1) / graphBatch;
+    if (value.isFixed())
+      continue;
+    unsigned __int128 bytes =
+        ((unsigned __int128)value.bytes * batch + graphBatch - 1) / graphBatch;
+    value.bytes = bytes > UINT64_MAX ? UINT64_MAX : uint64_t(bytes);
   }
   return scaled;
 }
@@ -182,8 +192,6 @@ int runMaxBatch(const TrainingGraph &graph,
     return fail("--device-memory takes bytes, not a percentage: '" +
                 deviceMemory + "'");
   uint64_t device = spec->bytes;
-  if (graphBatch == 0)
-    return fail("--batch must be positive");
   if (graph.fixedBytes() >= device)
     return fail("the fixed bytes (" + std::to_string(graph.fixedBytes()) +
                 ") alone exceed the device memory");
@@ -265,8 +273,18 @@ int main(int argc, char **argv) {
   }
   if (inputFile.empty())
     return fail("no input graph (see --help)");
-  if (slots == 0)
-    return fail("--slots must be at least 1");
+  // Every numeric option is range-checked before any work: a bad value is an
+  // error naming it, never a silently different run.
+  if (llvm::Error err = checkTimeLimit(timeLimit, "--time-limit"))
+    return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err = checkMemorySlots(slots, "--slots"))
+    return fail(llvm::toString(std::move(err)));
+  if (sweepPoints < 1 || sweepPoints > kMaxSweepPoints)
+    return fail("--sweep-points must be in [1, " +
+                llvm::Twine(kMaxSweepPoints) + "], got " +
+                llvm::Twine(sweepPoints.getValue()));
+  if (graphBatch == 0)
+    return fail("--batch must be at least 1, got 0");
 
   llvm::Expected<TrainingGraph> graph = loadGraphFile(inputFile);
   if (!graph)
@@ -323,7 +341,7 @@ int main(int argc, char **argv) {
       if (row.result)
         least = std::min(least, row.result->report.peakBytes);
     }
-    unsigned points = std::max(1u, sweepPoints.getValue());
+    unsigned points = sweepPoints;
     for (unsigned k = 0; k < points; ++k) {
       uint64_t b = points == 1
                        ? checkpointAllPeak

@@ -14,6 +14,11 @@ llvm::json::Value parse(llvm::StringRef text) {
   return json ? std::move(*json) : llvm::json::Value(nullptr);
 }
 
+std::string errorOfImport(const llvm::json::Value &json) {
+  llvm::Expected<TrainingGraph> graph = importNodeLinkGraph(json);
+  return graph ? std::string() : llvm::toString(graph.takeError());
+}
+
 // A three-layer chain with its mirrored backward, in the Checkmate files'
 // format (ids deliberately listed out of order).
 const char *kChain = R"({
@@ -76,6 +81,135 @@ TEST(GraphIO, RejectsBadNodeLinkInput) {
                                 {"id": 3, "cost_cpu": 1, "cost_ram": 1}],
                       "links": []})")
                 .find("duplicate node id 3"),
+            std::string::npos);
+}
+
+/// The error of importing `text` as a node-link graph ("" if it imports).
+std::string importError(llvm::StringRef text) {
+  llvm::Expected<TrainingGraph> graph = importNodeLinkGraph(parse(text));
+  return graph ? std::string() : llvm::toString(graph.takeError());
+}
+
+// Every field the node-link readers read must have its JSON type and range:
+// "backward": "yes" used to read as false, a size of 1e30 overflowed.
+TEST(GraphIO, NodeLinkFieldsMustHaveTheirTypes) {
+  struct Case {
+    const char *nodes, *links, *error;
+  } cases[] = {
+      // Checkmate's dialect.
+      {R"([{"id": 0, "cost_cpu": 1, "cost_ram": 1, "backward": "yes"}])", "[]",
+       R"(nodes[0].backward: expected a boolean, got "yes")"},
+      {R"([{"id": 0, "cost_cpu": 1, "cost_ram": 1, "backward": 1}])", "[]",
+       "nodes[0].backward: expected a boolean, got 1"},
+      {R"([{"id": 0, "cost_cpu": 1, "cost_ram": 1, "name": 7}])", "[]",
+       "nodes[0].name: expected a string, got 7"},
+      {R"([{"id": "0", "cost_cpu": 1, "cost_ram": 1}])", "[]",
+       R"(nodes[0].id: expected an integer, got "0")"},
+      {R"([{"id": 1.5, "cost_cpu": 1, "cost_ram": 1}])", "[]",
+       "nodes[0].id: expected an integer, got 1.5"},
+      {R"([{"id": 0, "cost_cpu": "1", "cost_ram": 1}])", "[]",
+       R"(nodes[0].cost_cpu: expected a finite, non-negative number, got "1")"},
+      {R"([{"id": 0, "cost_cpu": -1, "cost_ram": 1}])", "[]",
+       "nodes[0].cost_cpu: expected a finite, non-negative number, got -1"},
+      {R"([{"id": 0, "cost_cpu": 1, "cost_ram": 1e30}])", "[]",
+       "nodes[0].cost_ram: expected a non-negative number of bytes below "
+       "2^64, got 1e+30"},
+      {R"([{"id": 0, "cost_cpu": 1, "cost_ram": true}])", "[]",
+       "nodes[0].cost_ram: expected a non-negative number of bytes"},
+      {R"([{"id": 0, "cost_cpu": 1e308, "cost_ram": 1},
+           {"id": 1, "cost_cpu": 1e308, "cost_ram": 1}])",
+       "[]", "sum to more than the largest finite double"},
+      {R"([{"id": 0, "cost_cpu": 1, "cost_ram": 1},
+           {"id": 1, "cost_cpu": 1, "cost_ram": 1}])",
+       R"([{"source": "0", "target": 1}])",
+       R"(links[0].source: expected an integer, got "0")"},
+      // Moccasin's dialect.
+      {R"([{"name": 0, "duration": 1, "out_cost": 1, "param_cost": -8}])", "[]",
+       "nodes[0].param_cost: expected a non-negative number of bytes below "
+       "2^64, got -8"},
+      {R"([{"name": 0, "duration": "x", "out_cost": 1}])", "[]",
+       R"(nodes[0].duration: expected a finite, non-negative number, got "x")"},
+      {R"([{"name": 0, "duration": 1, "out_cost": 1},
+           {"name": 1, "duration": 1, "out_cost": 1}])",
+       R"([{"0": 0, "1": null}])", "links[0].1: expected an integer, got null"},
+  };
+  for (const Case &c : cases) {
+    std::string text = std::string(R"({"nodes": )") + c.nodes +
+                       R"(, "links": )" + c.links + "}";
+    std::string err = importError(text);
+    EXPECT_NE(err.find(c.error), std::string::npos)
+        << "input: " << text << "\nerror: " << err;
+  }
+}
+
+// The same for the project's own node-link export, field by field: each
+// case breaks one field of an exported graph.
+TEST(GraphIO, RematNodeLinkFieldsMustHaveTheirTypes) {
+  TrainingGraph g;
+  ValueId x = g.addFixedValue("x", 8);
+  NodeId f = g.addNode("f", "op", 2, Phase::Forward, {x});
+  ValueId a = g.addOutput(f, "a", 4);
+  NodeId b = g.addNode("b", "op", 3, Phase::Backward, {a});
+  g.markOutput(g.addOutput(b, "d", 8));
+  llvm::json::Value exported = exportNodeLinkGraph(g);
+  {
+    llvm::Expected<TrainingGraph> back = importNodeLinkGraph(exported);
+    ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+    EXPECT_EQ(back->node(1).phase, Phase::Backward);
+  }
+  // nodes[0], nodes[1]: f and b; nodes[2]: the fixed value x.
+  struct Case {
+    const char *node, *key;
+    llvm::json::Value value;
+    const char *error;
+  } cases[] = {
+      {"1", "backward", "yes",
+       R"(nodes[1].backward: expected a boolean, got "yes")"},
+      {"2", "fixed", "yes", R"(nodes[2].fixed: expected a boolean, got "yes")"},
+      {"2", "cost_ram", -8,
+       "nodes[2].cost_ram: expected a non-negative integer number of bytes, "
+       "got -8"},
+      {"2", "value", "0", R"(nodes[2].value: expected an integer in [0, )"},
+      {"0", "cost_cpu", "2",
+       R"(nodes[0].cost_cpu: expected a finite, non-negative number, got "2")"},
+      {"0", "workspace", 1.5,
+       "nodes[0].workspace: expected a non-negative integer number of bytes, "
+       "got 1.5"},
+      {"0", "op", 3, "nodes[0].op: expected a string, got 3"},
+      {"0", "name", nullptr, "nodes[0].name: expected a string, got null"},
+  };
+  for (const Case &c : cases) {
+    llvm::json::Value broken = exported;
+    llvm::json::Object &node =
+        *(*broken.getAsObject()->getArray("nodes"))[std::stoi(c.node)]
+             .getAsObject();
+    node[c.key] = c.value;
+    std::string err = errorOfImport(broken);
+    EXPECT_NE(err.find(c.error), std::string::npos)
+        << c.node << "." << c.key << ": " << err;
+  }
+  // The fields of an output and of a link.
+  auto output = [](llvm::json::Value &json) -> llvm::json::Object & {
+    return *(*(*json.getAsObject()->getArray("nodes"))[0]
+                  .getAsObject()
+                  ->getArray("outputs"))[0]
+                .getAsObject();
+  };
+  llvm::json::Value broken = exported;
+  output(broken)["output"] = "yes";
+  EXPECT_NE(errorOfImport(broken).find(
+                R"(nodes[0].outputs[0].output: expected a boolean, got "yes")"),
+            std::string::npos);
+  broken = exported;
+  output(broken)["bytes"] = -4;
+  EXPECT_NE(errorOfImport(broken).find(
+                "nodes[0].outputs[0].bytes: expected a non-negative integer "
+                "number of bytes, got -4"),
+            std::string::npos);
+  broken = exported;
+  (*(*broken.getAsObject()->getArray("links"))[0].getAsObject())["value"] = "0";
+  EXPECT_NE(errorOfImport(broken).find(
+                R"(links[0].value: expected an integer in [0, )"),
             std::string::npos);
 }
 

@@ -275,6 +275,14 @@ TEST(TrainingGraph, JSONErrors) {
        "nodes[0].inputs[0]: expected an integer id"},
       {"{\"nodes\": [{\"workspace\": -1}], \"values\": []}",
        "nodes[0].workspace: expected a non-negative integer"},
+      {"{\"nodes\": [{\"phase\": true}], \"values\": []}",
+       "nodes[0].phase: expected a string"},
+      {"{\"nodes\": [{\"name\": false}], \"values\": []}",
+       "nodes[0].name: expected a string"},
+      // Each cost is finite, their sum is not (verify()).
+      {"{\"nodes\": [{\"cost\": 1e308}, {\"cost\": 1e308}], \"values\": []}",
+       "the node costs up to node 1 '' sum to more than the largest finite "
+       "double"},
       // Semantic errors found by verify() after the fields parse.
       {"{\"nodes\": [{\"inputs\": [0, 0]}], \"values\": [{\"bytes\": 1}]}",
        "reads value 0 '' twice"},

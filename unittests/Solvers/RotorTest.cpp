@@ -306,6 +306,52 @@ TEST(RotorDP, ZeroSizesEverywhere) {
   }
 }
 
+TEST(RotorDP, HugeCostsAreScaledNotInfinite) {
+  // The table holds floats: costs of 1e40 used to fill every cell with +inf,
+  // which reads as "infeasible". Scaled by a power of two, the same chain
+  // has the same sequences, and cost() gives the costs in the chain's units
+  // (exactly: the scale is a power of two and the costs are powers of two
+  // times small integers).
+  double baseCost = 0;
+  std::string baseSequence;
+  for (double unit : {1.0, 0x1p130, 0x1p1000}) {
+    RotorChain chain = RotorChain::withLength(6);
+    for (unsigned l = 0; l <= 6; ++l)
+      chain.a[l] = chain.abar[l] = chain.delta[l] = 4;
+    for (unsigned l = 1; l <= 6; ++l) {
+      chain.costF[l] = unit * l;
+      chain.costB[l] = unit * 2;
+    }
+    RotorDPOptions dp;
+    dp.slots = 20;
+    // Memory for a few stored activations only: the plan recomputes.
+    llvm::Expected<RotorTable> table = RotorTable::build(chain, 20, dp);
+    ASSERT_TRUE(bool(table)) << llvm::toString(table.takeError());
+    double cost = table->cost();
+    ASSERT_FALSE(std::isinf(cost)) << "unit=" << unit;
+    llvm::Expected<RotorSequence> seq = table->sequence();
+    ASSERT_TRUE(bool(seq)) << llvm::toString(seq.takeError());
+    RotorSimulation sim = simulateRotorSequence(chain, *seq);
+    EXPECT_TRUE(sim.valid) << sim.error;
+    EXPECT_EQ(sim.cost, cost) << "unit=" << unit;
+    if (unit == 1.0) {
+      baseCost = cost;
+      baseSequence = formatRotorSequence(*seq);
+      EXPECT_GT(cost, 6 * 7 / 2 + 12) << "the plan should recompute";
+      continue;
+    }
+    EXPECT_EQ(cost, baseCost * unit) << "unit=" << unit;
+    EXPECT_EQ(formatRotorSequence(*seq), baseSequence) << "unit=" << unit;
+  }
+  // A chain whose total cost is not finite is rejected, never planned.
+  RotorChain chain = RotorChain::withLength(2);
+  chain.costF[1] = chain.costF[2] = 1e308;
+  llvm::Expected<RotorTable> table = RotorTable::build(chain, 40);
+  ASSERT_FALSE(bool(table));
+  EXPECT_NE(llvm::toString(table.takeError()).find("sum to more than"),
+            std::string::npos);
+}
+
 TEST(RotorDP, TableIsTriangularFloats) {
   RotorChain chain = RotorChain::withLength(120);
   for (unsigned l = 1; l <= 120; ++l) {

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <random>
@@ -171,6 +172,42 @@ TEST(RunSolver, SolverErrorsAndBadGraphsAreReported) {
   ASSERT_FALSE(bool(r));
   std::string err = llvm::toString(r.takeError());
   EXPECT_NE(err.find("invalid graph"), std::string::npos) << err;
+}
+
+// A time limit of -1 or NaN used to reach the solvers: `auto` then ran one
+// solver (or gave each 1 s) and returned a worse plan, silently.
+TEST(RunSolver, NumericOptionsAreRangeChecked) {
+  TrainingGraph g = makeChain(4);
+  auto errorFor = [&](const char *solver, double seconds, unsigned slots) {
+    SolverOptions options;
+    options.timeLimitSeconds = seconds;
+    options.memorySlots = slots;
+    llvm::Expected<SolverResult> r = runSolver(*findSolver(solver), g, options);
+    return r ? std::string() : llvm::toString(r.takeError());
+  };
+  for (const char *solver : {"auto", "checkpoint-all", "rotor"}) {
+    EXPECT_EQ(errorFor(solver, -1, 500),
+              std::string("solver '") + solver +
+                  "': time-limit must be a finite number of seconds greater "
+                  "than 0, got -1");
+    EXPECT_NE(errorFor(solver, std::nan(""), 500).find("got nan"),
+              std::string::npos);
+    EXPECT_NE(errorFor(solver, INFINITY, 500).find("got inf"),
+              std::string::npos);
+    EXPECT_NE(errorFor(solver, 0, 500).find("got 0"), std::string::npos);
+    EXPECT_EQ(errorFor(solver, 60, 0),
+              std::string("solver '") + solver +
+                  "': slots must be in [1, 1048576], got 0");
+    EXPECT_NE(errorFor(solver, 60, kMaxMemorySlots + 1).find("got 1048577"),
+              std::string::npos);
+    EXPECT_EQ(errorFor(solver, 1e-3, kMaxMemorySlots), "");
+    EXPECT_EQ(errorFor(solver, 1e300, 64), "");
+  }
+  // The front ends name the option as they spell it.
+  EXPECT_EQ(llvm::toString(checkTimeLimit(-2.5, "--time-limit")),
+            "--time-limit must be a finite number of seconds greater than 0, "
+            "got -2.5");
+  EXPECT_FALSE(bool(checkMemorySlots(1)));
 }
 
 //===----------------------------------------------------------------------===//

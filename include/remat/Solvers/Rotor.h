@@ -222,6 +222,9 @@ private:
   // Sizes in slots, indexed like RotorChain.
   std::vector<int> a, abar, delta, of, ob, rb;
   std::vector<float> costFB, costB;
+  /// The power of two the chain's costs are multiplied by in the table, so
+  /// that no cell overflows a float (1 for all but huge costs).
+  double costScale = 1;
   std::vector<char> readsAbar;
   std::vector<double> prefixF;
   std::vector<unsigned> firstPinned;

@@ -19,13 +19,31 @@ namespace remat {
 struct SolverOptions {
   /// Memory budget for non-fixed bytes; std::nullopt means "least memory".
   std::optional<uint64_t> budget;
-  /// Wall-clock limit for solvers that search (seconds).
+  /// Wall-clock limit for solvers that search (seconds): finite and positive
+  /// (checkTimeLimit).
   double timeLimitSeconds = 60;
   /// S, the number of slots the memory budget is divided into by the
   /// dynamic programs that discretise memory (rotor, revolve: seeds/004
   /// §5.2). More slots round sizes less and cost O(S) more time and memory.
   unsigned memorySlots = 500;
 };
+
+/// The largest number of memory slots S (rotor's table holds S + 1 floats
+/// for each of its n(n+1)/2 segments).
+constexpr unsigned kMaxMemorySlots = 1u << 20;
+
+/// Range checks of the numeric solver options, shared by every front end so
+/// that a bad value is an error naming the option (`name`, as the front end
+/// spells it) and the value, never a silently different plan. The time
+/// limit must be a finite number of seconds greater than 0: the solvers give
+/// 0 and negative limits no single meaning (the chain searches ran without a
+/// deadline, Checkmate for 60 s, `auto` ran one solver), and NaN compares
+/// false with everything.
+llvm::Error checkTimeLimit(double seconds, llvm::StringRef name = "time-limit");
+/// S must be in [1, kMaxMemorySlots].
+llvm::Error checkMemorySlots(uint64_t slots, llvm::StringRef name = "slots");
+/// Both checks on `options` (runSolver runs it before any solver).
+llvm::Error checkSolverOptions(const SolverOptions &options);
 
 struct SolverResult {
   std::string solver;

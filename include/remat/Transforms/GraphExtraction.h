@@ -45,8 +45,10 @@ bool isTrainingStep(mlir::func::FuncOp func);
 
 /// Extracts the training graph, or emits located diagnostics and fails:
 /// several blocks, dynamic or unranked shapes, no loss and no seed, a
-/// side-effecting op in the forward part, a forward op reading a backward
-/// value.
+/// side-effecting op in the forward part, a `func.call` in the forward part
+/// or returning a tensor (remat-inline-calls inlines the calls of pure
+/// functions first), a forward op reading a backward value, costs whose sum
+/// over the step is not finite.
 mlir::FailureOr<ExtractedGraph> extractTrainingGraph(mlir::func::FuncOp func);
 
 /// Number of bytes the buffer of a statically shaped tensor takes (0 for

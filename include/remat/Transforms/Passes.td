@@ -27,6 +27,37 @@ def RematNormalizeDestinationsPass
                            "mlir::tensor::TensorDialect"];
 }
 
+def RematInlineCallsPass : Pass<"remat-inline-calls", "mlir::ModuleOp"> {
+  let summary = "Inline the calls of pure functions into every training step";
+  let description = [{
+    Runs first in the remat pipelines (`remat-pipeline`, `remat-report`,
+    `remat-export-graph`), so that a step may call helper functions: in
+    every training step, a `func.call` whose callee is a `func.func` of the
+    module with a body of one block, no op with memory effects (nested calls
+    of such functions included), no recursion, and no `remat` marker of its
+    own (it is not a training step) is replaced by the callee's ops. The
+    extraction then sees ordinary ops: each gets its own cost, may be
+    recomputed alone, and bufferizes into the buffers that the simulator
+    predicts. Kept as a call, the callee's temporaries and the buffer it
+    returns (which `remat-early-free` cannot free: only the callee knows
+    where it came from) would be memory that no graph node accounts for.
+
+    Markers on the call carry over: `remat.phase` to every inlined op,
+    `remat.loss` and `remat.seed` to the inlined ops that define the returned
+    values. Functions that are not training steps, and the callees
+    themselves, are not changed.
+
+    Errors, at the call: a call with a tensor result that cannot be inlined
+    (the message says why: the callee is only declared, has several blocks,
+    has an op with memory effects, is recursive or is a training step), since
+    it cannot be a node of the training graph; `remat.cost` on a call (put
+    the costs on the callee's ops); `remat.loss` or `remat.seed` on a call
+    whose returned value is not computed by the callee. Calls without tensor
+    results that cannot be inlined (a print in the backward part) are left
+    for the extraction, which rejects side effects in the forward part.
+  }];
+}
+
 def TestTrainingGraphPass : Pass<"test-remat-training-graph", "mlir::func::FuncOp"> {
   let summary = "Print the training graph extracted from each training step";
   let description = [{
@@ -88,9 +119,14 @@ def RematApplyPass : Pass<"remat-apply", "mlir::func::FuncOp"> {
     `remat.predicted_peak_bytes`, `remat.predicted_cost`,
     `remat.recomputations`, `remat.fixed_bytes` and `remat.solver`.
 
-    Errors (with the function's location): unknown solver; a budget below what
-    the solver can reach (the message gives the least feasible budget of the
-    available solvers); any input the extraction rejects.
+    Errors (with the function's location): `time-limit` not a finite number
+    of seconds greater than 0, `slots` outside [1, 2^20] (on every function);
+    unknown solver; a budget below what the solver can reach (the message
+    gives the least feasible budget of the available solvers); any input the
+    extraction rejects. Functions that are not training steps are left
+    alone. A function pass cannot see the module: that no function at all is
+    a training step is checked by `remat-check-options`, which the remat
+    pipelines run first.
   }];
   let options = [
     Option<"solver", "solver", "std::string", /*default=*/"\"chen-sqrtn\"",
@@ -100,11 +136,11 @@ def RematApplyPass : Pass<"remat-apply", "mlir::func::FuncOp"> {
            "Memory budget: bytes (with optional KiB/MiB/GiB), N% of the "
            "checkpoint-all peak, or empty for none">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"60",
-           "Wall-clock limit in seconds for solvers that search (auto, "
-           "checkmate-ilp, checkmate-lp, hong-cubic)">,
+           "Wall-clock limit in seconds (finite, > 0) for solvers that "
+           "search (auto, checkmate-ilp, checkmate-lp, hong-cubic)">,
     Option<"slots", "slots", "unsigned", /*default=*/"500",
-           "Memory slots S of the discretised dynamic programs (rotor, "
-           "revolve; seeds/004 §5.2)">,
+           "Memory slots S in [1, 2^20] of the discretised dynamic programs "
+           "(rotor, revolve; seeds/004 §5.2)">,
     Option<"printTiming", "print-timing", "bool", /*default=*/"false",
            "Print the wall time of extraction, solving (with simulation) "
            "and the rewrite to stderr, one line per function">,
@@ -119,6 +155,12 @@ def RematReportPass : Pass<"remat-print-report", "mlir::ModuleOp"> {
     the simulator's predicted peak, fixed bytes, cost, overhead, number of
     recomputations, whether the budget is met, and the schedule. The IR is not
     changed.
+
+    Errors (at the module): `time-limit` not a finite number of seconds
+    greater than 0, `slots` outside [1, 2^20], and a module in which no
+    function is a training step (there would be no plan to report: the
+    message says what marks a step). Functions that are not training steps
+    beside one that is are left out of the report.
   }];
   let options = [
     Option<"solver", "solver", "std::string", /*default=*/"\"all\"",
@@ -126,11 +168,46 @@ def RematReportPass : Pass<"remat-print-report", "mlir::ModuleOp"> {
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
            "Memory budget (bytes, KiB/MiB/GiB, or N%)">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"60",
-           "Wall-clock limit in seconds for solvers that search">,
+           "Wall-clock limit in seconds (finite, > 0) for solvers that "
+           "search">,
     Option<"slots", "slots", "unsigned", /*default=*/"500",
-           "Memory slots S of rotor and revolve">,
+           "Memory slots S in [1, 2^20] of rotor and revolve">,
     Option<"withTimeline", "timeline", "bool", /*default=*/"false",
            "Include the per-step memory timeline">,
+  ];
+}
+
+def RematCheckOptionsPass : Pass<"remat-check-options", "mlir::ModuleOp"> {
+  let summary = "Check remat-apply's options against the whole module";
+  let description = [{
+    Runs first in `remat-pipeline` (and so in `remat-lower-to-cpu`,
+    `remat-lower-to-gpu` and `remat-run`), with the options that the pipeline
+    hands to `remat-apply`, because `remat-apply` is a function pass and
+    cannot see the module. Errors, at the module:
+
+    * `time-limit` not a finite number of seconds greater than 0, or `slots`
+      outside [1, 2^20];
+    * a `budget`, or a `solver` other than the default `chen-sqrtn`, given
+      while no function of the module is a training step: the request would
+      apply to nothing. The message says what marks a step (DESIGN.md §4):
+      `remat.step` on the function, `remat.loss` on an op or a result,
+      `remat.seed` on an op, `remat.tangent` on an argument, or
+      `remat.phase` on an op.
+
+    Functions that are not training steps beside one that is (a module's own
+    `main`, helpers) are left alone, silently. Without a budget and with the
+    default solver, a module without any step passes through unchanged: the
+    lowering pipelines then simply lower it.
+  }];
+  let options = [
+    Option<"solver", "solver", "std::string", /*default=*/"\"chen-sqrtn\"",
+           "The solver remat-apply will run">,
+    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
+           "The budget remat-apply will use">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"60",
+           "Wall-clock limit in seconds (finite, > 0)">,
+    Option<"slots", "slots", "unsigned", /*default=*/"500",
+           "Memory slots S in [1, 2^20]">,
   ];
 }
 
