@@ -40,3 +40,21 @@ if getattr(config, "remat_cuda_toolkit", "") and os.access(_ptxas, os.X_OK):
     config.substitutions.append(("%ptxas", _ptxas))
 config.substitutions.append(("%host_cc", getattr(config, "host_cc", "cc")))
 config.substitutions.append(("%remat_lib_dir", config.remat_lib_dir))
+
+# Integration (test/Integration): install this build tree and build an
+# out-of-tree consumer against it; load the plugin into a stock mlir-opt.
+config.substitutions.append(("%remat_build_root", config.remat_obj_root))
+config.substitutions.append(("%cmake_exe", config.cmake_command))
+config.substitutions.append(
+    ("%consumer_cmake_args",
+     "%s -DCMAKE_CXX_COMPILER=%s -DMLIR_DIR=%s -DLLVM_DIR=%s"
+     % (config.consumer_generator_args, config.host_cxx,
+        config.mlir_cmake_dir, config.llvm_cmake_dir)))
+# `remat-plugin`: RematPlugin.so was configured and the mlir-opt of the MLIR
+# we build against exists (Debian's links the shared libMLIR.so, as the
+# plugin does: one copy of MLIR's registries in the process).
+_mlir_opt = os.path.join(config.llvm_tools_dir, "mlir-opt")
+if getattr(config, "remat_plugin", "") and os.access(_mlir_opt, os.X_OK):
+    config.available_features.add("remat-plugin")
+config.substitutions.append(("%remat_plugin", config.remat_plugin))
+config.substitutions.append(("%stock_mlir_opt", _mlir_opt))
