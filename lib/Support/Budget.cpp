@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 using namespace remat;
@@ -252,6 +253,11 @@ llvm::Expected<BudgetSpec> remat::parseBudgetSpec(StringRef text) {
     // Above 100 x (2^64-1) percent, no reference gives a budget in range.
     if (!scaleExactly(*number, 1, 100))
       return tooLargeError(text);
+    // Below 100 / (2^64-1) percent, no reference gives a byte (and the
+    // double shown in messages could underflow to 0).
+    if (scaleExactly(*number, std::numeric_limits<uint64_t>::max(), 100) == 0u)
+      return budgetError(text, "a percentage this small is less than 1 byte "
+                               "of any reference");
     if (parts.number.getAsDouble(spec.percent))
       spec.percent = 0; // Not reached: APFloat reads this syntax too.
     return spec;

@@ -228,3 +228,19 @@ TEST(Budget, HandBuiltSpecs) {
 }
 
 } // namespace
+
+// Found by fuzz-budget: a tiny percentage parsed, and its display double
+// underflowed to 0. No reference gives it a byte: an error.
+TEST(Budget, PercentTooSmallForAnyReferenceIsAnError) {
+  llvm::Expected<remat::BudgetSpec> spec =
+      remat::parseBudgetSpec("184466744607401e-381877460%");
+  ASSERT_FALSE(bool(spec));
+  EXPECT_NE(llvm::toString(spec.takeError()).find("less than 1 byte"),
+            std::string::npos);
+  llvm::Expected<remat::BudgetSpec> small = remat::parseBudgetSpec("1e-18%");
+  ASSERT_FALSE(bool(small));
+  llvm::consumeError(small.takeError());
+  llvm::Expected<remat::BudgetSpec> fine = remat::parseBudgetSpec("1e-17%"); // 1.8 bytes of 2^64-1
+  ASSERT_TRUE(bool(fine));
+  EXPECT_GT(fine->percent, 0);
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of fuzz/ (fuzz-graph-json, fuzz-budget,
+# fuzz-solve) with clang-22, -fsanitize=fuzzer + ASan + UBSan, into
+# build-fuzz/, then runs each for N seconds (default 60) on a copy of its
+# checked-in corpus (fuzz/corpus/<target>/ is never modified). Prints per
+# target the executions and crashes; exits non-zero on any crash, leak,
+# timeout or sanitizer report (the reproducer is left in
+# build-fuzz/fuzz-out/<target>/). Needs clang-22 and libclang-rt-22-dev
+# (scripts/setup.sh). Usage: scripts/fuzz.sh [seconds-per-target]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build="$root/build-fuzz"
+seconds=${1:-60}
+targets=(fuzz-graph-json fuzz-budget fuzz-solve)
+# The libraries get the fuzzer's coverage instrumentation without its main
+# (fuzzer-no-link); fuzz/CMakeLists.txt links -fsanitize=fuzzer into the
+# fuzz executables only.
+sanitize="-fsanitize=fuzzer-no-link,address,undefined,float-cast-overflow"
+norecover="-fno-sanitize-recover=undefined,float-cast-overflow"
+
+command -v clang++-22 >/dev/null || {
+  echo "fuzz: clang++-22 not found (scripts/setup.sh installs clang-22 and libclang-rt-22-dev)" >&2
+  exit 1
+}
+SECONDS=0
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -G Ninja -S "$root" -B "$build" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DCMAKE_C_FLAGS="$sanitize $norecover -fno-omit-frame-pointer" \
+    -DCMAKE_CXX_FLAGS="$sanitize $norecover -fno-omit-frame-pointer" \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined,float-cast-overflow" \
+    -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined,float-cast-overflow" \
+    -DREMAT_BUILD_FUZZERS=ON -DREMAT_BUILD_UNITTESTS=OFF \
+    -DREMAT_BUILD_PLUGIN=OFF -DREMAT_ENABLE_CUDA=OFF \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DLLVM_DIR=/usr/lib/llvm-22/lib/cmake/llvm \
+    -DPython3_EXECUTABLE=/usr/bin/python3 \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >/dev/null
+fi
+configured=$SECONDS
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
+built=$SECONDS
+
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1"
+export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+failures=0
+for t in "${targets[@]}"; do
+  corpus="$build/fuzz-corpus/$t"
+  out="$build/fuzz-out/$t"
+  log="$out/fuzz.log"
+  rm -rf "$corpus" "$out"
+  mkdir -p "$corpus" "$out"
+  cp "$root/fuzz/corpus/$t/"* "$corpus/"
+  status=0
+  "$build/bin/$t" "$corpus" -max_total_time="$seconds" -timeout=10 \
+    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/" \
+    >"$log" 2>&1 || status=$?
+  execs=$(sed -n 's/^stat::number_of_executed_units: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+  crashes=$(find "$out" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' \
+    -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
+  files=$(find "$corpus" -type f | wc -l)
+  if [ "$status" -ne 0 ] && [ "$crashes" -eq 0 ]; then crashes=1; fi
+  echo "fuzz: $t: ${execs:-0} executions in ${seconds}s, corpus $files files, crashes: $crashes"
+  if [ "$crashes" -ne 0 ]; then
+    failures=$((failures + 1))
+    echo "fuzz: $t: FAILED (exit $status; log: $log; reproducers in $out/)"
+    grep -v '^#' "$log" | tail -n 60
+  fi
+done
+ran=$SECONDS
+echo "fuzz: ${#targets[@]} targets, $failures failed" \
+  "(configure ${configured}s, build $((built - configured))s, run $((ran - built))s)"
+[ "$failures" -eq 0 ]
