@@ -12,34 +12,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build-fuzz"
 seconds=${1:-60}
 targets=(fuzz-graph-json fuzz-budget fuzz-solve)
-# The libraries get the fuzzer's coverage instrumentation without its main
-# (fuzzer-no-link); fuzz/CMakeLists.txt links -fsanitize=fuzzer into the
-# fuzz executables only.
-sanitize="-fsanitize=fuzzer-no-link,address,undefined,float-cast-overflow"
-norecover="-fno-sanitize-recover=undefined,float-cast-overflow"
 
-command -v clang++-22 >/dev/null || {
-  echo "fuzz: clang++-22 not found (scripts/setup.sh installs clang-22 and libclang-rt-22-dev)" >&2
-  exit 1
-}
 SECONDS=0
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -G Ninja -S "$root" -B "$build" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DCMAKE_C_FLAGS="$sanitize $norecover -fno-omit-frame-pointer" \
-    -DCMAKE_CXX_FLAGS="$sanitize $norecover -fno-omit-frame-pointer" \
-    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
-    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined,float-cast-overflow" \
-    -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined,float-cast-overflow" \
-    -DREMAT_BUILD_FUZZERS=ON -DREMAT_BUILD_UNITTESTS=OFF \
-    -DREMAT_BUILD_PLUGIN=OFF -DREMAT_ENABLE_CUDA=OFF \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DLLVM_DIR=/usr/lib/llvm-22/lib/cmake/llvm \
-    -DPython3_EXECUTABLE=/usr/bin/python3 \
-    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >/dev/null
-fi
+# The libraries get the fuzzer's coverage instrumentation without its main
+# (fuzzer-no-link); fuzz/CMakeLists.txt links -fsanitize=fuzzer into the fuzz
+# executables only.
+bash "$root/scripts/configure-sanitized.sh" "$build" \
+  fuzzer-no-link,address,undefined,float-cast-overflow \
+  -DREMAT_BUILD_FUZZERS=ON -DREMAT_BUILD_UNITTESTS=OFF
 configured=$SECONDS
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 built=$SECONDS

@@ -8,36 +8,14 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build-asan"
-sanitize="-fsanitize=address,undefined,float-cast-overflow"
-norecover="-fno-sanitize-recover=undefined,float-cast-overflow"
 
 # The core libraries and the unit tests (none of them links MLIR).
 libs=(RematSupport RematGraph RematStructure RematStructureReference RematSchedule RematSolvers)
 tests=(RematSupportTests RematGraphTests RematStructureTests RematScheduleTests
        RematSolversTests RematChainSolversTests RematCheckmateTests RematBudgetSolversTests)
 
-command -v clang++-22 >/dev/null || {
-  echo "sanitize: clang++-22 not found (scripts/setup.sh installs clang-22 and libclang-rt-22-dev)" >&2
-  exit 1
-}
 SECONDS=0
-if [ ! -f "$build/build.ninja" ]; then
-  # -O1 -g without NDEBUG: asserts stay on, stacks stay readable.
-  cmake -G Ninja -S "$root" -B "$build" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DCMAKE_C_FLAGS="$sanitize $norecover -fno-omit-frame-pointer" \
-    -DCMAKE_CXX_FLAGS="$sanitize $norecover -fno-omit-frame-pointer" \
-    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
-    -DCMAKE_EXE_LINKER_FLAGS="$sanitize" \
-    -DCMAKE_SHARED_LINKER_FLAGS="$sanitize" \
-    -DREMAT_BUILD_PLUGIN=OFF -DREMAT_ENABLE_CUDA=OFF \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DLLVM_DIR=/usr/lib/llvm-22/lib/cmake/llvm \
-    -DPython3_EXECUTABLE=/usr/bin/python3 \
-    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >/dev/null
-fi
+bash "$root/scripts/configure-sanitized.sh" "$build" address,undefined,float-cast-overflow
 configured=$SECONDS
 cmake --build "$build" -j "$(nproc)" --target "${libs[@]}" "${tests[@]}"
 built=$SECONDS
