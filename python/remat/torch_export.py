@@ -2553,29 +2553,35 @@ def _softmax_stats(tr, hint, x, dim):
     return mx, s
 
 
+def _with_row_values(tr, name, full, rows, dim, body):
+    """A pointwise generic over full[0]'s shape reading the tensors of that
+    shape in `full`, then the per-row values in `rows` (reduced over `dim`,
+    broadcast back): the last step of (log_)softmax and their backwards."""
+    x = full[0]
+    rank = len(x.shape)
+    return tr.em.generic(name, x.shape, ["parallel"] * rank,
+                         [(t, dims(rank)) for t in full] + [(r, _along(x, dim)) for r in rows],
+                         [Out(x.dtype, dims(rank))],
+                         lambda b, i, o: [body(b, *i)])[0]
+
+
 @rule("aten._log_softmax.default")
 def _log_softmax(tr, node, x, dim, half_to_float):
     """x - max - log(sum(exp(x - max))) (ATen vec_log_softmax)."""
     _float_only(x)
     dim = norm_dim(dim, len(x.shape))
     mx, s = _softmax_stats(tr, node.name, x, dim)
-    rank = len(x.shape)
-    return tr.em.generic(node.name, x.shape, ["parallel"] * rank,
-                         [(x, dims(rank)), (mx, _along(x, dim)), (s, _along(x, dim))],
-                         [Out(x.dtype, dims(rank))],
-                         lambda b, i, o: [b.subf(b.subf(i[0], i[1]), b.math("log", i[2]))])[0]
+    return _with_row_values(tr, node.name, [x], [mx, s], dim,
+                            lambda b, v, m, t: b.subf(b.subf(v, m), b.math("log", t)))
 
 
 @rule("aten._log_softmax_backward_data.default")
 def _log_softmax_backward(tr, node, grad, output, dim, input_dtype):
     """grad - exp(output) * sum(grad over dim)."""
     dim = norm_dim(dim, len(grad.shape))
-    rank = len(grad.shape)
     s = _row_sum(tr, grad, dim, node.name + "_sum")
-    return tr.em.generic(node.name, grad.shape, ["parallel"] * rank,
-                         [(grad, dims(rank)), (output, dims(rank)), (s, _along(grad, dim))],
-                         [Out(grad.dtype, dims(rank))],
-                         lambda b, i, o: [b.subf(i[0], b.mulf(b.math("exp", i[1]), i[2]))])[0]
+    return _with_row_values(tr, node.name, [grad, output], [s], dim,
+                            lambda b, g, y, t: b.subf(g, b.mulf(b.math("exp", y), t)))
 
 
 @rule("aten._softmax.default")
@@ -2584,11 +2590,8 @@ def _softmax(tr, node, x, dim, half_to_float):
     _float_only(x)
     dim = norm_dim(dim, len(x.shape))
     mx, s = _softmax_stats(tr, node.name, x, dim)
-    rank = len(x.shape)
-    return tr.em.generic(node.name, x.shape, ["parallel"] * rank,
-                         [(x, dims(rank)), (mx, _along(x, dim)), (s, _along(x, dim))],
-                         [Out(x.dtype, dims(rank))],
-                         lambda b, i, o: [b.divf(b.math("exp", b.subf(i[0], i[1])), i[2])])[0]
+    return _with_row_values(tr, node.name, [x], [mx, s], dim,
+                            lambda b, v, m, t: b.divf(b.math("exp", b.subf(v, m)), t))
 
 
 @rule("aten._softmax_backward_data.default")
@@ -2598,10 +2601,8 @@ def _softmax_backward(tr, node, grad, output, dim, input_dtype):
     rank = len(grad.shape)
     s = _row_sum(tr, grad, dim, node.name + "_sum", fn=lambda b, g, y: b.mulf(g, y),
                  extra=[(output, dims(rank))])
-    return tr.em.generic(node.name, grad.shape, ["parallel"] * rank,
-                         [(grad, dims(rank)), (output, dims(rank)), (s, _along(grad, dim))],
-                         [Out(grad.dtype, dims(rank))],
-                         lambda b, i, o: [b.mulf(i[1], b.subf(i[0], i[2]))])[0]
+    return _with_row_values(tr, node.name, [grad, output], [s], dim,
+                            lambda b, g, y, t: b.mulf(y, b.subf(g, t)))
 
 
 def _nll_layout(x):
