@@ -8,6 +8,7 @@ Usage (run with Debian's /usr/bin/python3, which has torch 1.13 and functorch):
                   [--classes N] [--layers N] [--vocab N] [--activation gelu|relu]
                   [--dtype f32|f64] [--decompose]
                   [--partition default|min-cut [--stats STATS.json]]
+                  [--no-main | --main-only]
 
 MODEL is a torchvision classifier (`resnet18`, `mobilenet_v2`, ...),
 `transformer` (an encoder language model defined here) or `unet` (a small
@@ -44,6 +45,11 @@ from float64 by far more than 1e-4 (PyTorch's own float32 results do), so
 f64 is the exact check of the translation.
 
 `--forward-only` writes the forward step (loss only, no backward, no seed).
+`--no-main` leaves @main out. `--main-only` writes only the @main of the
+training step (and the declarations it calls), with its affine maps inline
+and no surrounding module: `remat-opt --remat-autodiff` turns a
+`--forward-only --no-main` step into a training step, and this text, pasted
+before the last `}` of its output, runs it like the exported training step.
 `--graph` also writes the step's training graph as JSON, as remat-opt's
 `--remat-export-graph` extracts it (REMAT_OPT, else build/bin/remat-opt,
 else remat-opt on the PATH).
@@ -883,16 +889,21 @@ class Emitter:
 
 
 class Module:
-    """A module's text: interned affine maps and its functions."""
+    """A module's text: interned affine maps and its functions. With
+    `inline_maps`, ops spell their maps out (`affine_map<...>`) instead of
+    naming `#mapN` aliases: text that can be pasted into another module."""
 
-    def __init__(self):
+    def __init__(self, inline_maps=False):
         self.maps = {}
         self.functions = []
+        self.inline_maps = inline_maps
 
     def affine_map(self, ndims, results):
         text = "affine_map<(%s) -> (%s)>" % (
             ", ".join("d%d" % i for i in range(ndims)),
             ", ".join(e.render() for e in results))
+        if self.inline_maps:
+            return text
         if text not in self.maps:
             self.maps[text] = "#map%d" % len(self.maps)
         return self.maps[text]
@@ -3311,6 +3322,14 @@ def translate_step(spec, args, joint, module, forward_only):
     return results
 
 
+def training_step_results(spec, args):
+    """The results of the training step as @main sees them: the loss, then
+    the gradient of every parameter (its argument's type). Only their types
+    matter (write_main names the call's results itself)."""
+    return [Value("%loss", [], spec.dtype)] + [
+        Value("%d_" + a.name, a.shape, a.dtype) for a in args if a.role == "param"]
+
+
 def write_main(module, args, results):
     """@main: builds every argument from its Init, calls @train_step once and
     prints the loss, then for each gradient its sum and sum of |x| (f64)."""
@@ -3434,6 +3453,14 @@ def parse_args(argv):
     p.add_argument("-o", dest="output", metavar="STEP.mlir")
     p.add_argument("--graph", metavar="GRAPH.json")
     p.add_argument("--forward-only", action="store_true")
+    p.add_argument("--no-main", action="store_true",
+                   help="write the step without @main (e.g. a forward-only step for "
+                        "remat-opt --remat-autodiff, whose output gets --main-only's @main)")
+    p.add_argument("--main-only", action="store_true",
+                   help="write only the training step's @main and its declarations, "
+                        "affine maps inline and no module: text to paste into the body "
+                        "of a module that holds @train_step (remat-opt --remat-autodiff's "
+                        "output, before its last '}')")
     p.add_argument("--reference", action="store_true",
                    help="print PyTorch eager's numbers instead of writing the step")
     p.add_argument("--decompose", action="store_true",
@@ -3453,6 +3480,16 @@ def parse_args(argv):
         p.error("--partition splits a training step: not with --forward-only")
     if a.stats and not a.partition:
         p.error("--stats needs --partition")
+    if a.main_only:
+        clash = [flag for flag, on in (("--forward-only", a.forward_only),
+                                       ("--no-main", a.no_main),
+                                       ("--reference", a.reference),
+                                       ("--partition", a.partition),
+                                       ("--decompose", a.decompose),
+                                       ("--graph", a.graph)) if on]
+        if clash:
+            p.error("--main-only writes the training step's @main alone: not with %s"
+                    % clash[0])
     if not a.reference and not a.output:
         p.error("-o STEP.mlir is required (unless --reference)")
     if a.graph and not a.output:
@@ -3470,6 +3507,14 @@ def run(argv):
     if a.reference:
         sys.stdout.write(reference(spec, args, a.forward_only))
         return 0
+    if a.main_only:
+        module = Module(inline_maps=True)
+        write_main(module, args, training_step_results(spec, args))
+        with open(a.output, "w") as f:
+            f.write("\n".join(module.functions[-1]) + "\n")
+        sys.stderr.write("%s: wrote %s (%d bytes) in %.1f s\n"
+                         % (PROG, a.output, os.path.getsize(a.output), time.time() - start))
+        return 0
     partitioners = {"default": default_partition,
                     "min-cut": min_cut_rematerialization_partition}
     joint = trace_joint(spec, args, decompose=a.decompose or a.partition == "min-cut",
@@ -3479,7 +3524,8 @@ def run(argv):
     if a.stats:
         with open(a.stats, "w") as f:
             json.dump(dict(joint.partition_stats, partition=a.partition), f, indent=1)
-    write_main(module, args, results)
+    if not a.no_main:
+        write_main(module, args, results)
     kind = ("forward-only step" if a.forward_only else
             "training step, as PyTorch's %s partition runs it," % a.partition
             if a.partition else "training step")
@@ -3487,6 +3533,7 @@ def run(argv):
               % (kind[0].upper() + kind[1:], spec.name, "x".join(map(str, spec.data_shape))),
               "//   /usr/bin/python3 python/remat/torch_export.py " + " ".join(argv),
               "// Arguments: data, target, parameters {remat.param}, buffers, dropout masks.",
+              "// No @main (--no-main)." if a.no_main else
               "// @main builds them deterministically and prints the loss%s."
               % ("" if a.forward_only else ", then each gradient's sum and sum of |x|")]
     with open(a.output, "w") as f:
