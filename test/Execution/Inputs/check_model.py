@@ -3,6 +3,7 @@ checks every run against PyTorch eager.
 
 Usage: check_model.py MODEL [exporter options...] --runs R1,R2,...
                       [--tol 1e-4] [--time-limit S] [--jobs N] [--keep DIR]
+                      [--autodiff]
 
 MODEL and the exporter options (--batch, --size H W, --seq N, --layers N,
 ...) go to python/remat/torch_export.py unchanged. Each run is SOLVER or
@@ -23,6 +24,14 @@ least budget it needs, and is repeated at that budget: the solver's plan for
 the tightest budget it reaches, the one that recomputes the most, is what
 gets checked against PyTorch. The first line gives the share of the
 checkpoint-all peak that the gradients take.
+
+With --autodiff, the step is not PyTorch's joint graph but our own reverse
+mode: the exporter writes the forward-only step without @main
+(`--forward-only --no-main -o fwd.mlir`), `remat-opt fwd.mlir
+--remat-autodiff -o ad.mlir` differentiates it (its time is printed), and the
+training step's @main (`--main-only`) is pasted before the last `}` of
+ad.mlir; that module is the step of 2. and 3., checked against PyTorch
+eager's training step.
 
 Prints one line per run and a summary `check_model: MODEL: N runs, all match`
 (exit 0) or `... K failures` (exit 1).
@@ -109,6 +118,42 @@ def check_run(tool, step, spec, ref, tol, time_limit):
     return ok, text
 
 
+def splice_main(module_text, main_text):
+    """module_text with main_text inserted before its last '}' (the end of
+    the module that remat-opt prints)."""
+    end = module_text.rstrip().rindex("}")
+    return module_text[:end] + main_text + module_text[end:]
+
+
+def autodiff_step(args, base, work):
+    """Writes work/step.mlir from the forward-only step differentiated by
+    remat-opt --remat-autodiff; returns (step path, seconds) or exits."""
+    fwd = os.path.join(work, "fwd.mlir")
+    ad = os.path.join(work, "ad.mlir")
+    main_only = os.path.join(work, "main.mlir")
+    step = os.path.join(work, "step.mlir")
+    subprocess.run(base + ["--forward-only", "--no-main", "-o", fwd], check=True,
+                   capture_output=True)
+    subprocess.run(base + ["--main-only", "-o", main_only], check=True,
+                   capture_output=True)
+    start = time.monotonic()
+    proc = subprocess.run([args.remat_opt, fwd, "--remat-autodiff", "-o", ad],
+                          capture_output=True, text=True)
+    seconds = time.monotonic() - start
+    if proc.returncode != 0:
+        lines = [l for l in proc.stderr.splitlines() if "error" in l]
+        print("check_model: %s: remat-opt --remat-autodiff FAILED (%.2fs): %s" % (
+            args.model, seconds, (lines or proc.stderr.splitlines()
+                                  or ["exit %d" % proc.returncode])[0][:500]))
+        print("check_model: %s: 0 runs, autodiff failed" % args.model)
+        sys.exit(1)
+    with open(ad) as f, open(main_only) as g:
+        text = splice_main(f.read(), g.read())
+    with open(step, "w") as f:
+        f.write(text)
+    return step, seconds
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("model")
@@ -117,6 +162,9 @@ def main(argv):
     parser.add_argument("--time-limit", type=float, default=10)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--keep", help="directory to keep the step in")
+    parser.add_argument("--autodiff", action="store_true",
+                        help="differentiate the forward-only step with remat-opt "
+                             "--remat-autodiff instead of exporting PyTorch's joint graph")
     parser.add_argument("--remat-run", dest="remat_run",
                         default=shutil.which("remat-run"))
     parser.add_argument("--remat-opt", dest="remat_opt",
@@ -126,9 +174,12 @@ def main(argv):
         sys.exit("check_model: remat-run and remat-opt must be on PATH")
     work = args.keep or tempfile.mkdtemp(prefix="check_model.")
     os.makedirs(work, exist_ok=True)
-    step = os.path.join(work, "step.mlir")
     base = [PYTHON, EXPORTER, args.model] + exporter_args
-    subprocess.run(base + ["-o", step], check=True, capture_output=True)
+    if args.autodiff:
+        step, ad_seconds = autodiff_step(args, base, work)
+    else:
+        step = os.path.join(work, "step.mlir")
+        subprocess.run(base + ["-o", step], check=True, capture_output=True)
     ref_text = subprocess.run(base + ["--reference"], check=True,
                               capture_output=True, text=True).stdout
     ref = numbers(ref_text)
@@ -143,10 +194,10 @@ def main(argv):
         check=True, capture_output=True, text=True).stdout)
     outputs = sum(v["bytes"] for v in graph["values"]
                   if v.get("output") and v.get("producer", -1) >= 0)
-    print("check_model: %s: %d nodes, checkpoint-all peak %d B, of which step "
+    print("check_model: %s: %s%d nodes, checkpoint-all peak %d B, of which step "
           "outputs (loss and parameter gradients) %d B (%.0f%%); %d numbers"
-          % (args.model, report["nodes"], peak, outputs, 100.0 * outputs / peak,
-             len(ref)))
+          % (args.model, "autodiff %.2fs, " % ad_seconds if args.autodiff else "",
+             report["nodes"], peak, outputs, 100.0 * outputs / peak, len(ref)))
 
     specs = args.runs.split(",")
     failures = 0
