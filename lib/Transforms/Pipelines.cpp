@@ -66,15 +66,18 @@ void remat::buildRematPipeline(OpPassManager &pm,
   checkOptions.timeLimit = options.timeLimit;
   checkOptions.slots = options.slots;
   pm.addPass(createRematCheckOptionsPass(checkOptions));
-  // The wrapper `main` is generated before any step changes so that it sees
-  // the entry's original signature.
+  // Calls of pure functions become ops of the step, which the graph sees
+  // (and which remat-autodiff can differentiate).
+  pm.addPass(createRematInlineCallsPass());
+  if (options.autodiff)
+    pm.addPass(createRematAutodiffPass());
+  // The wrapper `main` is generated before any step changes its order so
+  // that it sees the entry's signature (a training step's, after autodiff).
   if (!options.entry.empty()) {
     RematGenerateMainPassOptions mainOptions;
     mainOptions.entry = options.entry;
     pm.addPass(createRematGenerateMainPass(mainOptions));
   }
-  // Calls of pure functions become ops of the step, which the graph sees.
-  pm.addPass(createRematInlineCallsPass());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   // Private destinations make the graph's values the program's buffers.
   funcPm.addPass(createRematNormalizeDestinationsPass());
@@ -156,6 +159,8 @@ void remat::registerRematPipelines() {
       "functions and normalized destinations",
       [](OpPassManager &pm, const RematPipelineOptions &options) {
         pm.addPass(createRematInlineCallsPass());
+        if (options.autodiff)
+          pm.addPass(createRematAutodiffPass());
         pm.addNestedPass<func::FuncOp>(createRematNormalizeDestinationsPass());
         RematReportPassOptions reportOptions;
         reportOptions.solver = options.solver;

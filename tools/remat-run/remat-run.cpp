@@ -93,6 +93,12 @@ cl::opt<std::string>
     entry("entry",
           cl::desc("Function to run (default: the module's training step)"),
           cl::init(""), cl::cat(category));
+cl::opt<bool> autodiff(
+    "autodiff",
+    cl::desc("The input is a forward function (result #0 a loss marked "
+             "remat.loss): build its training step with remat-autodiff "
+             "first"),
+    cl::init(false), cl::cat(category));
 cl::opt<remat::DeallocMode> dealloc(
     "dealloc", cl::desc("Where buffers are freed"),
     cl::init(remat::DeallocMode::Early),
@@ -217,6 +223,7 @@ int main(int argc, char **argv) {
   options.slots = slots;
   options.dealloc = dealloc;
   options.entry = entry;
+  options.autodiff = autodiff;
 
   // 1. The rematerialised step, still on tensors.
   {

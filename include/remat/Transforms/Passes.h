@@ -12,6 +12,7 @@ namespace mlir {
 class DialectRegistry;
 namespace arith { class ArithDialect; }
 namespace linalg { class LinalgDialect; }
+namespace math { class MathDialect; }
 namespace tensor { class TensorDialect; }
 namespace memref { class MemRefDialect; }
 } // namespace mlir
@@ -60,6 +61,12 @@ struct RematPipelineOptions
           clEnumValN(DeallocMode::UpstreamLiveness, "upstream-liveness",
                      "upstream buffer-deallocation-pipeline, then "
                      "optimize-allocation-liveness"))};
+  Option<bool> autodiff{
+      *this, "autodiff",
+      llvm::cl::desc("The input is a forward function (result #0 a loss "
+                     "marked remat.loss): build its training step with "
+                     "remat-autodiff first"),
+      llvm::cl::init(false)};
   Option<std::string> entry{
       *this, "entry",
       llvm::cl::desc("Generate a main that calls this function on "

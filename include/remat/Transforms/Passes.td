@@ -58,6 +58,61 @@ def RematInlineCallsPass : Pass<"remat-inline-calls", "mlir::ModuleOp"> {
   }];
 }
 
+def RematAutodiffPass : Pass<"remat-autodiff", "mlir::ModuleOp"> {
+  let summary = "Build the training step of a forward function by reverse-mode differentiation";
+  let description = [{
+    Turns a forward function into a training step of DESIGN.md §4. The
+    function (every function whose result #0 is marked `remat.loss`, on the
+    function result or on the op that defines it; or the one named by
+    `function`) keeps its name and arguments; its results become the loss,
+    then the gradient of every argument marked `remat.param`, in argument
+    order (every statically shaped float tensor argument when none is
+    marked), then its other original results. Reverse mode starts from an
+    `arith.constant` marked `remat.seed`; the emitted backward ops carry
+    `remat.phase = "backward"`. Every `func.call` of the function in the
+    module gets the new results (the old results keep their meaning).
+
+    The backward is emitted in reverse program order; each adjoint is read
+    by the ops of one forward op's backward and then dead, so that
+    `remat-early-free` frees it there and `solver=none` is already a good
+    order. Values used several times accumulate their adjoints (in place
+    where the rule allows); ops whose results do not reach the loss, and
+    operands that do not depend on a parameter, get no backward.
+
+    Rules: `linalg.generic` with any indexing maps and iterators (per
+    differentiable input one generic over the same iteration domain that
+    recomputes the scalar body, differentiates it in reverse and
+    accumulates through the input's map: broadcasts become reductions,
+    reductions become broadcasts, window maps become scatter-adds; outputs
+    that overwrite, add, subtract, fma, or keep a max/min — the adjoint goes
+    to the elements equal to the result; values gathered with
+    `tensor.extract` from a captured tensor); the named linalg ops through
+    their generalized form (matmul, batch_matmul, matvec, convolutions with
+    strides and dilations, pooling, fill, transpose, broadcast, reduce,
+    copy, map, elementwise); `tensor` empty, extract_slice, insert_slice,
+    collapse_shape, expand_shape, pad, concat, cast and extract; scalar
+    `arith`/`math` ops. Body ops: arith addf, subf, mulf, divf, negf,
+    maximumf, minimumf, maxnumf, minnumf, select, extf, truncf, constants;
+    math exp, exp2, expm1, log, log2, log10, log1p, tanh, sqrt, rsqrt, powf,
+    erf, absf, copysign, fma, sin, cos; integer and comparison ops carry no
+    derivative.
+
+    Errors, located: an op on a path from a parameter to the loss that has
+    no rule (named), a call (inline it first: the pipelines run
+    `remat-inline-calls` before), a function that is already a training
+    step, a loss that is not a scalar float, no function to differentiate.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "The forward function to differentiate (default: every function "
+           "whose result #0 is marked remat.loss)">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def TestTrainingGraphPass : Pass<"test-remat-training-graph", "mlir::func::FuncOp"> {
   let summary = "Print the training graph extracted from each training step";
   let description = [{

@@ -1,0 +1,1143 @@
+//===- Autodiff.cpp - reverse-mode autodiff of a forward graph -----------===//
+//
+// remat-autodiff: turns a forward function (result #0 a scalar loss) into a
+// training step of DESIGN.md §4 — same name and arguments, results (loss,
+// gradient of every parameter, the other original results), reverse mode
+// started by a constant marked `remat.seed` — so that extraction, every
+// solver and the lowering work on it unchanged.
+//
+// The backward is emitted in reverse program order, op by op, right after
+// the last forward op: when an op is reached, every use of its results lies
+// behind it, so their adjoints are complete. Each adjoint is a fresh tensor
+// (or accumulates in place into the adjoint it adds to) that nothing reads
+// after the op that consumes it, so `remat-early-free` frees it there:
+// `solver=none` on the result is already a good order.
+//
+// Rules:
+//  * linalg.generic, any maps and iterators: per differentiable input, one
+//    generic over the same iteration domain that reads the result adjoints
+//    through the outputs' maps and accumulates into the input's adjoint
+//    through the input's own map — a map that drops dims (a broadcast)
+//    makes those dims reductions, a forward reduction becomes a broadcast
+//    read; non-permutation maps (convolution windows) become scatter-adds.
+//    The scalar body is recomputed in that generic and differentiated in
+//    reverse. Output combiners: overwrite, add/sub/fma (sums, contractions),
+//    maximumf/minimumf/select over the output (max/min reductions: the
+//    adjoint goes where the element equals the final result — the argmax is
+//    recomputed from the saved result). Values extracted in the body from a
+//    captured tensor (gathers: embeddings) get a generic with extra parallel
+//    dims over the gathered tensor, masked by the index equality.
+//  * named linalg ops: through their generalized form (computed on a clone,
+//    the forward op is kept as written).
+//  * tensor ops: empty, extract_slice, insert_slice, collapse/expand_shape,
+//    pad, concat, cast, extract; scalar arith/math ops outside bodies.
+// Anything else that lies on a path from a parameter to the loss is a
+// located error naming the op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include "llvm/ADT/SetVector.h"
+
+#include <cmath>
+
+namespace remat {
+#define GEN_PASS_DEF_REMATAUTODIFFPASS
+#include "remat/Transforms/Passes.h.inc"
+} // namespace remat
+
+using namespace mlir;
+
+namespace {
+
+
+bool isDifferentiableValue(Value v) {
+  Type t = v.getType();
+  if (auto ranked = dyn_cast<RankedTensorType>(t))
+    return isa<FloatType>(ranked.getElementType());
+  return isa<FloatType>(t);
+}
+
+//===----------------------------------------------------------------------===//
+// Scalar rules: the reverse-mode derivative of one scalar arith/math op.
+// Shared by linalg bodies (on the recomputed primal values) and by scalar
+// ops outside bodies.
+//===----------------------------------------------------------------------===//
+
+struct ScalarEmitter {
+  OpBuilder &b;
+  Location loc;
+
+  Value cst(Type t, double v) {
+    return arith::ConstantOp::create(b, loc, FloatAttr::get(t, v));
+  }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value neg(Value x) { return arith::NegFOp::create(b, loc, x); }
+  Value cmp(arith::CmpFPredicate p, Value x, Value y) {
+    return arith::CmpFOp::create(b, loc, p, x, y);
+  }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  Value zeroLike(Value x) { return cst(x.getType(), 0.0); }
+};
+
+/// Contributions (operand index, adjoint) of the adjoint `g` of `op`'s only
+/// result. `x` are the op's operands and `r` its result as seen where the
+/// rule is emitted. Returns false when the op has no rule.
+bool scalarAdjoint(ScalarEmitter &e, Operation *op, ArrayRef<Value> x, Value r,
+                   Value g, SmallVectorImpl<std::pair<unsigned, Value>> &out) {
+  using P = arith::CmpFPredicate;
+  auto put = [&](unsigned i, Value v) { out.push_back({i, v}); };
+  Type t = g.getType();
+  if (isa<arith::AddFOp>(op)) {
+    put(0, g);
+    put(1, g);
+  } else if (isa<arith::SubFOp>(op)) {
+    put(0, g);
+    put(1, e.neg(g));
+  } else if (isa<arith::MulFOp>(op)) {
+    put(0, e.mul(g, x[1]));
+    put(1, e.mul(g, x[0]));
+  } else if (isa<arith::DivFOp>(op)) {
+    put(0, e.div(g, x[1]));
+    put(1, e.neg(e.div(e.mul(g, r), x[1])));
+  } else if (isa<arith::NegFOp>(op)) {
+    put(0, e.neg(g));
+  } else if (isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
+                 arith::MinNumFOp>(op)) {
+    // Ties go to the second operand, so that max(x, 0) has derivative 0 at
+    // x = 0 as PyTorch's ReLU does.
+    bool isMax = isa<arith::MaximumFOp, arith::MaxNumFOp>(op);
+    Value first = e.cmp(isMax ? P::OGT : P::OLT, x[0], x[1]);
+    Value zero = e.zeroLike(g);
+    put(0, e.select(first, g, zero));
+    put(1, e.select(first, zero, g));
+  } else if (isa<arith::SelectOp>(op)) {
+    Value zero = e.zeroLike(g);
+    put(1, e.select(x[0], g, zero));
+    put(2, e.select(x[0], zero, g));
+  } else if (isa<arith::ExtFOp, arith::TruncFOp>(op)) {
+    Type to = x[0].getType();
+    if (to == t)
+      put(0, g);
+    else if (isa<arith::ExtFOp>(op))
+      put(0, arith::TruncFOp::create(e.b, e.loc, to, g));
+    else
+      put(0, arith::ExtFOp::create(e.b, e.loc, to, g));
+  } else if (isa<math::ExpOp>(op)) {
+    put(0, e.mul(g, r));
+  } else if (isa<math::Exp2Op>(op)) {
+    put(0, e.mul(e.mul(g, r), e.cst(t, std::log(2.0))));
+  } else if (isa<math::ExpM1Op>(op)) {
+    put(0, e.mul(g, e.add(r, e.cst(t, 1.0))));
+  } else if (isa<math::LogOp>(op)) {
+    put(0, e.div(g, x[0]));
+  } else if (isa<math::Log2Op>(op)) {
+    put(0, e.div(g, e.mul(x[0], e.cst(t, std::log(2.0)))));
+  } else if (isa<math::Log10Op>(op)) {
+    put(0, e.div(g, e.mul(x[0], e.cst(t, std::log(10.0)))));
+  } else if (isa<math::Log1pOp>(op)) {
+    put(0, e.div(g, e.add(x[0], e.cst(t, 1.0))));
+  } else if (isa<math::TanhOp>(op)) {
+    put(0, e.mul(g, e.sub(e.cst(t, 1.0), e.mul(r, r))));
+  } else if (isa<math::SqrtOp>(op)) {
+    put(0, e.div(e.mul(g, e.cst(t, 0.5)), r));
+  } else if (isa<math::RsqrtOp>(op)) {
+    put(0, e.div(e.mul(e.mul(g, e.cst(t, -0.5)), r), x[0]));
+  } else if (isa<math::PowFOp>(op)) {
+    Value ym1 = e.sub(x[1], e.cst(t, 1.0));
+    put(0, e.mul(e.mul(g, x[1]), math::PowFOp::create(e.b, e.loc, x[0], ym1)));
+    put(1, e.mul(e.mul(g, r), math::LogOp::create(e.b, e.loc, x[0])));
+  } else if (isa<math::ErfOp>(op)) {
+    Value sq = e.mul(x[0], x[0]);
+    Value gauss = math::ExpOp::create(e.b, e.loc, e.neg(sq));
+    put(0, e.mul(e.mul(g, e.cst(t, 2.0 / std::sqrt(M_PI))), gauss));
+  } else if (isa<math::AbsFOp>(op)) {
+    Value zero = e.zeroLike(g);
+    Value pos = e.cmp(P::OGT, x[0], zero);
+    Value negv = e.cmp(P::OLT, x[0], zero);
+    put(0, e.select(pos, g, e.select(negv, e.neg(g), zero)));
+  } else if (isa<math::CopySignOp>(op)) {
+    Value one = e.cst(t, 1.0);
+    Value sx = math::CopySignOp::create(e.b, e.loc, one, x[0]);
+    Value sy = math::CopySignOp::create(e.b, e.loc, one, x[1]);
+    put(0, e.mul(g, e.mul(sx, sy)));
+  } else if (isa<math::FmaOp>(op)) {
+    put(0, e.mul(g, x[1]));
+    put(1, e.mul(g, x[0]));
+    put(2, g);
+  } else if (isa<math::SinOp>(op)) {
+    put(0, e.mul(g, math::CosOp::create(e.b, e.loc, x[0])));
+  } else if (isa<math::CosOp>(op)) {
+    put(0, e.neg(e.mul(g, math::SinOp::create(e.b, e.loc, x[0]))));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// The ops whose float results carry no derivative (integer and index
+/// computations, comparisons) are recognised by their types: an op with no
+/// float operand contributes nothing.
+bool hasFloatOperand(Operation *op) {
+  return llvm::any_of(op->getOperandTypes(),
+                      [](Type t) { return isa<FloatType>(t); });
+}
+
+//===----------------------------------------------------------------------===//
+// The differentiation of one function.
+//===----------------------------------------------------------------------===//
+
+/// How a linalg body produces output j from the output's previous value.
+enum class Combine { Overwrite, Keep, Add, Sub, Fma, Extremum };
+
+struct OutputRule {
+  Combine kind = Combine::Overwrite;
+  Operation *combiner = nullptr; // skipped when the body is recomputed
+  Value expr;                    // the combined element (Fma: unused)
+};
+
+class Differentiator {
+public:
+  Differentiator(func::FuncOp func) : func(func), b(func.getContext()) {}
+
+  LogicalResult run(Value loss, ArrayRef<BlockArgument> params);
+
+private:
+  func::FuncOp func;
+  OpBuilder b;
+  DenseMap<Value, Value> adjoints;
+  DenseSet<Value> active, useful;
+  Operation *returnOp = nullptr;
+
+  // Emission helpers (at the builder's insertion point, before the return).
+  Value zeros(Type type, Location loc);
+  void accumulate(Value of, Value contribution, Location loc);
+  Value addTensors(Value acc, Value c, Location loc);
+
+  LogicalResult differentiate(Operation *op);
+  LogicalResult differentiateLinalg(linalg::LinalgOp op);
+  LogicalResult differentiateGeneric(linalg::GenericOp generic,
+                                     Operation *forward);
+  LogicalResult analyseOutputs(linalg::GenericOp generic, Operation *forward,
+                               SmallVectorImpl<OutputRule> &rules);
+  /// One adjoint generic: the adjoint of `target` (block argument `inputIndex`
+  /// of the forward body, or the result of a tensor.extract `gather` in it).
+  LogicalResult emitAdjointGeneric(linalg::GenericOp generic,
+                                   Operation *forward,
+                                   ArrayRef<OutputRule> rules,
+                                   std::optional<unsigned> inputIndex,
+                                   tensor::ExtractOp gather);
+  LogicalResult differentiateTensorOp(Operation *op);
+};
+
+Value Differentiator::zeros(Type type, Location loc) {
+  auto ranked = cast<RankedTensorType>(type);
+  Value empty = tensor::EmptyOp::create(b, loc, ranked.getShape(),
+                                        ranked.getElementType());
+  Value zero = arith::ConstantOp::create(
+      b, loc, FloatAttr::get(ranked.getElementType(), 0.0));
+  return linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
+      .getResult(0);
+}
+
+Value Differentiator::addTensors(Value acc, Value c, Location loc) {
+  auto type = cast<RankedTensorType>(acc.getType());
+  unsigned rank = type.getRank();
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  auto add = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, ValueRange{c}, ValueRange{acc},
+      ArrayRef<AffineMap>{id, id}, iters,
+      [](OpBuilder &nb, Location l, ValueRange args) {
+        Value s = arith::AddFOp::create(nb, l, args[1], args[0]);
+        linalg::YieldOp::create(nb, l, s);
+      });
+  return add.getResult(0);
+}
+
+void Differentiator::accumulate(Value of, Value contribution, Location loc) {
+  auto it = adjoints.find(of);
+  if (it == adjoints.end()) {
+    adjoints[of] = contribution;
+    return;
+  }
+  if (isa<RankedTensorType>(of.getType()))
+    it->second = addTensors(it->second, contribution, loc);
+  else
+    it->second = arith::AddFOp::create(b, loc, it->second, contribution);
+}
+
+LogicalResult Differentiator::analyseOutputs(linalg::GenericOp generic,
+                                             Operation *forward,
+                                             SmallVectorImpl<OutputRule> &rules) {
+  Block &body = generic.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  unsigned nIn = generic.getNumDpsInputs();
+  for (unsigned j = 0, e = generic.getNumDpsInits(); j < e; ++j) {
+    OutputRule rule;
+    BlockArgument out = body.getArgument(nIn + j);
+    Value y = yield.getOperand(j);
+    bool seeded = adjoints.count(forward->getResult(j));
+    if (out.use_empty()) {
+      rule.kind = Combine::Overwrite;
+      rule.expr = y;
+      rules.push_back(rule);
+      continue;
+    }
+    if (y == out) {
+      rule.kind = Combine::Keep;
+      rules.push_back(rule);
+      continue;
+    }
+    Operation *c = y.getDefiningOp();
+    auto fail = [&]() -> LogicalResult {
+      if (!seeded) { // Only its own adjoint needs the rule.
+        rule.kind = Combine::Keep;
+        rule.combiner = nullptr;
+        rules.push_back(rule);
+        return success();
+      }
+      return forward->emitOpError()
+             << "cannot be differentiated: output #" << j
+             << " combines the element with its previous value in a way "
+                "remat-autodiff does not know (known: overwrite, add, sub, "
+                "fma, maximumf/minimumf or a select of the element or the "
+                "previous value)";
+    };
+    if (!c || c->getBlock() != &body)
+      return fail();
+    rule.combiner = c;
+    bool singleUse = out.hasOneUse();
+    auto other = [&](unsigned a, unsigned bIdx) {
+      return c->getOperand(a) == out ? c->getOperand(bIdx) : c->getOperand(a);
+    };
+    if (isa<arith::AddFOp>(c) && singleUse) {
+      rule.kind = Combine::Add;
+      rule.expr = other(0, 1);
+    } else if (isa<arith::SubFOp>(c) && singleUse && c->getOperand(0) == out) {
+      rule.kind = Combine::Sub;
+      rule.expr = c->getOperand(1);
+    } else if (isa<math::FmaOp>(c) && singleUse && c->getOperand(2) == out &&
+               c->getOperand(0) != out && c->getOperand(1) != out) {
+      rule.kind = Combine::Fma;
+    } else if (isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
+                   arith::MinNumFOp>(c) &&
+               singleUse) {
+      rule.kind = Combine::Extremum;
+      rule.expr = other(0, 1);
+    } else if (isa<arith::SelectOp>(c) &&
+               (c->getOperand(1) == out) != (c->getOperand(2) == out)) {
+      // A max/min written as select(cmp(e, out), e, out): every other use of
+      // the previous value must only feed the condition (i1 values).
+      rule.kind = Combine::Extremum;
+      rule.expr = c->getOperand(1) == out ? c->getOperand(2) : c->getOperand(1);
+      SmallVector<Value> work{out};
+      DenseSet<Operation *> seen;
+      bool ok = true;
+      while (!work.empty() && ok) {
+        Value v = work.pop_back_val();
+        for (Operation *user : v.getUsers()) {
+          if (user == c || !seen.insert(user).second)
+            continue;
+          for (Value res : user->getResults()) {
+            if (!res.getType().isInteger(1))
+              ok = false;
+            work.push_back(res);
+          }
+        }
+      }
+      if (!ok)
+        return fail();
+    } else {
+      return fail();
+    }
+    rules.push_back(rule);
+  }
+  return success();
+}
+
+/// Whether `d` appears as a plain dimension among `map`'s results.
+bool hasPureDim(AffineMap map, unsigned d) {
+  return llvm::any_of(map.getResults(), [&](AffineExpr e) {
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    return dim && dim.getPosition() == d;
+  });
+}
+
+AffineMap withDims(AffineMap map, unsigned numDims) {
+  return AffineMap::get(numDims, map.getNumSymbols(), map.getResults(),
+                        map.getContext());
+}
+
+LogicalResult Differentiator::emitAdjointGeneric(
+    linalg::GenericOp generic, Operation *forward, ArrayRef<OutputRule> rules,
+    std::optional<unsigned> inputIndex, tensor::ExtractOp gather) {
+  Location loc = forward->getLoc();
+  MLIRContext *ctx = func.getContext();
+  Block &fwdBody = generic.getRegion().front();
+  unsigned nIn = generic.getNumDpsInputs();
+  unsigned nLoops = generic.getNumLoops();
+  SmallVector<AffineMap> fwdMaps = generic.getIndexingMapsArray();
+
+  // The value whose adjoint this generic accumulates, its type and its map.
+  Value target;
+  AffineMap accMap;
+  unsigned nDims = nLoops;
+  SmallVector<std::pair<Value, unsigned>> gatherDims; // index value -> dim
+  if (inputIndex) {
+    target = forward->getOperand(*inputIndex);
+    accMap = fwdMaps[*inputIndex];
+  } else {
+    target = gather.getTensor();
+    SmallVector<AffineExpr> results;
+    DenseSet<unsigned> used;
+    for (Value idx : gather.getIndices()) {
+      // An index that is a loop index of a dimension not yet used addresses
+      // the gathered tensor through that dimension; any other index gets a
+      // dimension of its own, matched against the index in the body.
+      Value base = idx;
+      if (auto cast = base.getDefiningOp<arith::IndexCastOp>())
+        base = cast.getIn();
+      if (auto index = base.getDefiningOp<linalg::IndexOp>();
+          index && base == idx && !used.count(index.getDim())) {
+        used.insert(index.getDim());
+        results.push_back(getAffineDimExpr(index.getDim(), ctx));
+        continue;
+      }
+      gatherDims.push_back({idx, nDims});
+      results.push_back(getAffineDimExpr(nDims++, ctx));
+    }
+    accMap = AffineMap::get(nDims, 0, results, ctx);
+  }
+  accMap = withDims(accMap, nDims);
+  Type targetType = target.getType();
+  auto accType = dyn_cast<RankedTensorType>(targetType);
+  bool scalarTarget = !accType;
+  if (scalarTarget)
+    accType = RankedTensorType::get({}, targetType);
+  Type elemType = accType.getElementType();
+
+  // Operands: the forward inputs, then per seeded output its final value
+  // (extremum rules) and its adjoint.
+  SmallVector<Value> ins;
+  SmallVector<AffineMap> maps;
+  for (unsigned i = 0; i < nIn; ++i) {
+    ins.push_back(generic.getDpsInputs()[i]);
+    maps.push_back(withDims(fwdMaps[i], nDims));
+  }
+  SmallVector<int> resultArg(rules.size(), -1), adjointArg(rules.size(), -1);
+  for (auto [j, rule] : llvm::enumerate(rules)) {
+    Value res = forward->getResult(j);
+    auto it = adjoints.find(res);
+    if (it == adjoints.end() || rule.kind == Combine::Keep)
+      continue;
+    AffineMap outMap = withDims(fwdMaps[nIn + j], nDims);
+    if (rule.kind == Combine::Extremum) {
+      resultArg[j] = ins.size();
+      ins.push_back(res);
+      maps.push_back(outMap);
+    }
+    adjointArg[j] = ins.size();
+    ins.push_back(it->second);
+    maps.push_back(outMap);
+  }
+
+  // The accumulator: the adjoint so far, or a fresh one. A map that is a
+  // permutation of all dims writes each element once: no zero fill needed.
+  Value acc;
+  bool readAcc = true;
+  auto existing = adjoints.find(target);
+  if (existing != adjoints.end() && !scalarTarget) {
+    acc = existing->second;
+  } else if (accMap.isPermutation()) {
+    acc = tensor::EmptyOp::create(b, loc, accType.getShape(), elemType);
+    readAcc = false;
+  } else {
+    acc = zeros(accType, loc);
+  }
+  maps.push_back(accMap);
+  SmallVector<utils::IteratorType> iters;
+  for (unsigned d = 0; d < nDims; ++d)
+    iters.push_back(hasPureDim(accMap, d) ? utils::IteratorType::parallel
+                                          : utils::IteratorType::reduction);
+
+  auto adj = linalg::GenericOp::create(b, loc, TypeRange{accType}, ins,
+                                       ValueRange{acc}, maps, iters);
+  Block *block = new Block();
+  adj.getRegion().push_back(block);
+  for (Value v : ins)
+    block->addArgument(getElementTypeOrSelf(v.getType()), loc);
+  BlockArgument accArg = block->addArgument(elemType, loc);
+
+  LogicalResult status = success();
+  bool emitted = false;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(block);
+    ScalarEmitter em{b, loc};
+    // Recompute the forward body without the combiners.
+    IRMapping map;
+    for (unsigned i = 0; i < nIn; ++i)
+      map.map(fwdBody.getArgument(i), block->getArgument(i));
+    for (auto [j, rule] : llvm::enumerate(rules)) {
+      // The previous output value only feeds combiners (and, for selects,
+      // their conditions): the final value stands in for it.
+      Type outType = fwdBody.getArgument(nIn + j).getType();
+      Value stand =
+          resultArg[j] >= 0
+              ? Value(block->getArgument(resultArg[j]))
+              : Value(arith::ConstantOp::create(
+                    b, loc, cast<TypedAttr>(b.getZeroAttr(outType))));
+      map.map(fwdBody.getArgument(nIn + j), stand);
+    }
+    DenseSet<Operation *> combiners;
+    for (const OutputRule &rule : rules)
+      if (rule.combiner)
+        combiners.insert(rule.combiner);
+    SmallVector<Operation *> cloned;
+    for (Operation &op : fwdBody.without_terminator()) {
+      if (combiners.count(&op))
+        continue;
+      cloned.push_back(b.clone(op, map));
+    }
+    Value targetInBody = inputIndex ? Value(block->getArgument(*inputIndex))
+                                    : map.lookup(gather.getResult());
+
+    // Values of the body that depend on the target.
+    DenseSet<Value> depends{targetInBody};
+    for (Operation *op : cloned)
+      if (llvm::any_of(op->getOperands(),
+                       [&](Value v) { return depends.count(v); }))
+        for (Value r : op->getResults())
+          if (isa<FloatType>(r.getType()))
+            depends.insert(r);
+
+    // Seeds from the result adjoints.
+    DenseMap<Value, Value> bodyAdj;
+    auto seed = [&](Value v, Value g) {
+      if (!v || !depends.count(v))
+        return;
+      Value previous = bodyAdj.lookup(v);
+      Value sum = previous ? em.add(previous, g) : g;
+      bodyAdj[v] = sum;
+    };
+    for (auto [j, rule] : llvm::enumerate(rules)) {
+      if (adjointArg[j] < 0)
+        continue;
+      Value g = block->getArgument(adjointArg[j]);
+      switch (rule.kind) {
+      case Combine::Overwrite:
+      case Combine::Add:
+        seed(map.lookupOrDefault(rule.expr), g);
+        break;
+      case Combine::Sub:
+        seed(map.lookupOrDefault(rule.expr), em.neg(g));
+        break;
+      case Combine::Fma: {
+        Value x = map.lookupOrDefault(rule.combiner->getOperand(0));
+        Value y = map.lookupOrDefault(rule.combiner->getOperand(1));
+        seed(x, em.mul(g, y));
+        seed(y, em.mul(g, x));
+        break;
+      }
+      case Combine::Extremum: {
+        Value x = map.lookupOrDefault(rule.expr);
+        Value hit = em.cmp(arith::CmpFPredicate::OEQ, x,
+                           block->getArgument(resultArg[j]));
+        seed(x, em.select(hit, g, em.zeroLike(g)));
+        break;
+      }
+      case Combine::Keep:
+        break;
+      }
+    }
+    // Reverse through the recomputed body.
+    for (Operation *op : llvm::reverse(cloned)) {
+      if (op->getNumResults() != 1)
+        continue;
+      auto it = bodyAdj.find(op->getResult(0));
+      if (it == bodyAdj.end())
+        continue;
+      if (!llvm::any_of(op->getOperands(),
+                        [&](Value v) { return depends.count(v); }) ||
+          !hasFloatOperand(op))
+        continue;
+      SmallVector<std::pair<unsigned, Value>> contributions;
+      SmallVector<Value> operands(op->getOperands());
+      if (!scalarAdjoint(em, op, operands, op->getResult(0), it->second,
+                         contributions)) {
+        status = forward->emitOpError()
+                 << "cannot be differentiated: its body computes '"
+                 << op->getName() << "', which remat-autodiff has no rule for";
+        break;
+      }
+      for (auto [i, c] : contributions)
+        seed(op->getOperand(i), c);
+    }
+    Value c = bodyAdj.lookup(targetInBody);
+    if (succeeded(status) && c) {
+      if (!gatherDims.empty()) {
+        Value all;
+        for (auto [idx, d] : gatherDims) {
+          Value loopIndex = linalg::IndexOp::create(b, loc, d);
+          Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           map.lookupOrDefault(idx), loopIndex);
+          all = all ? arith::AndIOp::create(b, loc, all, eq).getResult() : eq;
+        }
+        c = em.select(all, c, em.zeroLike(c));
+      }
+      if (readAcc)
+        c = em.add(accArg, c);
+      linalg::YieldOp::create(b, loc, c);
+      emitted = true;
+    }
+  }
+  if (failed(status) || !emitted) {
+    // An error, or a structurally zero adjoint (the target reaches the
+    // results only through comparisons): no generic at all. The unused
+    // accumulator is removed by the final clean-up.
+    adj->erase();
+    return failed(status) ? failure() : success();
+  }
+
+  // Drop the recomputed ops that the adjoint does not need, then the
+  // operands that the body no longer reads — unless an operand is the only
+  // one that gives a loop its range.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*block)))
+    if (&op != block->getTerminator() && isOpTriviallyDead(&op))
+      op.erase();
+  llvm::BitVector drop(block->getNumArguments());
+  SmallVector<Value> keptIns;
+  SmallVector<AffineMap> keptMaps;
+  for (unsigned i = 0; i < ins.size(); ++i)
+    if (block->getArgument(i).use_empty())
+      drop.set(i);
+  for (unsigned d = 0; d < nDims; ++d) {
+    auto covers = [&](unsigned i) { return hasPureDim(maps[i], d); };
+    bool covered = covers(ins.size());
+    for (unsigned i = 0; i < ins.size() && !covered; ++i)
+      covered = !drop.test(i) && covers(i);
+    for (unsigned i = 0; i < ins.size() && !covered; ++i)
+      if (covers(i)) {
+        drop.reset(i);
+        covered = true;
+      }
+  }
+  for (unsigned i = 0; i < ins.size(); ++i)
+    if (!drop.test(i)) {
+      keptIns.push_back(ins[i]);
+      keptMaps.push_back(maps[i]);
+    }
+  keptMaps.push_back(accMap);
+  if (drop.any()) {
+    auto pruned = linalg::GenericOp::create(b, loc, TypeRange{accType}, keptIns,
+                                            ValueRange{acc}, keptMaps, iters);
+    pruned.getRegion().takeBody(adj.getRegion());
+    pruned.getRegion().front().eraseArguments(drop);
+    adj->erase();
+    adj = pruned;
+  }
+  Value result = adj.getResult(0);
+  if (scalarTarget) {
+    Value scalar = tensor::ExtractOp::create(b, loc, result, ValueRange{});
+    accumulate(target, scalar, loc);
+  } else {
+    adjoints[target] = result;
+  }
+  return success();
+}
+
+LogicalResult Differentiator::differentiateGeneric(linalg::GenericOp generic,
+                                                   Operation *forward) {
+  SmallVector<OutputRule> rules;
+  if (failed(analyseOutputs(generic, forward, rules)))
+    return failure();
+  unsigned nIn = generic.getNumDpsInputs();
+  for (unsigned i = 0; i < nIn; ++i) {
+    Value in = forward->getOperand(i);
+    if (!useful.count(in))
+      continue;
+    if (failed(emitAdjointGeneric(generic, forward, rules, i, nullptr)))
+      return failure();
+  }
+  // Gathers from captured tensors (embeddings, picked elements).
+  Block &body = generic.getRegion().front();
+  for (Operation &op : body.without_terminator()) {
+    auto gather = dyn_cast<tensor::ExtractOp>(&op);
+    if (!gather || gather.getTensor().getParentBlock() == &body ||
+        !useful.count(gather.getTensor()))
+      continue;
+    if (failed(emitAdjointGeneric(generic, forward, rules, std::nullopt,
+                                  gather)))
+      return failure();
+  }
+  // Initial values that the outputs accumulate onto.
+  for (auto [j, rule] : llvm::enumerate(rules)) {
+    Value init = forward->getOperand(nIn + j);
+    Value res = forward->getResult(j);
+    auto it = adjoints.find(res);
+    if (it == adjoints.end() || !useful.count(init))
+      continue;
+    Location loc = forward->getLoc();
+    switch (rule.kind) {
+    case Combine::Overwrite:
+      break;
+    case Combine::Keep:
+    case Combine::Add:
+    case Combine::Fma:
+      accumulate(init, it->second, loc);
+      break;
+    case Combine::Sub:
+    case Combine::Extremum: {
+      // d init = -dR, or dR where init is the extremum.
+      auto type = cast<RankedTensorType>(res.getType());
+      unsigned rank = type.getRank();
+      AffineMap id = b.getMultiDimIdentityMap(rank);
+      SmallVector<utils::IteratorType> iters(rank,
+                                             utils::IteratorType::parallel);
+      bool sub = rule.kind == Combine::Sub;
+      SmallVector<Value> ins{it->second};
+      if (!sub) {
+        ins.push_back(init);
+        ins.push_back(res);
+      }
+      SmallVector<AffineMap> maps(ins.size() + 1, id);
+      Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                            type.getElementType());
+      auto g = linalg::GenericOp::create(
+          b, loc, TypeRange{type}, ins, ValueRange{empty}, maps, iters,
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            ScalarEmitter em{nb, l};
+            Value v = sub ? em.neg(args[0])
+                          : em.select(em.cmp(arith::CmpFPredicate::OEQ,
+                                             args[1], args[2]),
+                                      args[0], em.zeroLike(args[0]));
+            linalg::YieldOp::create(nb, l, v);
+          });
+      accumulate(init, g.getResult(0), loc);
+      break;
+    }
+    }
+  }
+  return success();
+}
+
+LogicalResult Differentiator::differentiateLinalg(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics())
+    return op->emitOpError()
+           << "cannot be differentiated: remat-autodiff works on tensors, "
+              "not on buffers";
+  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
+    return differentiateGeneric(generic, op);
+  // A named op: differentiate its generalized form, computed on a clone so
+  // that the forward op stays as written.
+  IRRewriter rewriter(op->getContext());
+  rewriter.setInsertionPointAfter(op);
+  auto clone = cast<linalg::LinalgOp>(rewriter.clone(*op));
+  FailureOr<linalg::GenericOp> generic =
+      linalg::generalizeNamedOp(rewriter, clone);
+  if (failed(generic)) {
+    clone->erase();
+    return op->emitOpError()
+           << "cannot be differentiated: it has no generalized form";
+  }
+  LogicalResult result = differentiateGeneric(*generic, op);
+  (*generic)->erase();
+  return result;
+}
+
+LogicalResult Differentiator::differentiateTensorOp(Operation *op) {
+  Location loc = op->getLoc();
+  auto adjointOf = [&](Value v) { return adjoints.lookup(v); };
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    Value src = slice.getSource();
+    if (!useful.count(src))
+      return success();
+    Value c = tensor::InsertSliceOp::create(
+        b, loc, adjointOf(slice.getResult()), zeros(src.getType(), loc),
+        slice.getMixedOffsets(), slice.getMixedSizes(),
+        slice.getMixedStrides());
+    accumulate(src, c, loc);
+    return success();
+  }
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
+    Value g = adjointOf(insert.getResult());
+    Value src = insert.getSource(), dst = insert.getDest();
+    if (useful.count(src)) {
+      Value c = tensor::ExtractSliceOp::create(
+          b, loc, cast<RankedTensorType>(src.getType()), g,
+          insert.getMixedOffsets(), insert.getMixedSizes(),
+          insert.getMixedStrides());
+      accumulate(src, c, loc);
+    }
+    if (useful.count(dst)) {
+      Value c = tensor::InsertSliceOp::create(
+          b, loc, zeros(src.getType(), loc), g, insert.getMixedOffsets(),
+          insert.getMixedSizes(), insert.getMixedStrides());
+      accumulate(dst, c, loc);
+    }
+    return success();
+  }
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+    Value src = collapse.getSrc();
+    if (useful.count(src))
+      accumulate(src,
+                 tensor::ExpandShapeOp::create(
+                     b, loc, src.getType(), adjointOf(collapse.getResult()),
+                     collapse.getReassociationIndices()),
+                 loc);
+    return success();
+  }
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    Value src = expand.getSrc();
+    if (useful.count(src))
+      accumulate(src,
+                 tensor::CollapseShapeOp::create(
+                     b, loc, src.getType(), adjointOf(expand.getResult()),
+                     expand.getReassociationIndices()),
+                 loc);
+    return success();
+  }
+  if (auto pad = dyn_cast<tensor::PadOp>(op)) {
+    Value src = pad.getSource();
+    if (useful.count(pad.getConstantPaddingValue()))
+      return op->emitOpError() << "cannot be differentiated with respect to "
+                                  "its padding value";
+    if (!useful.count(src))
+      return success();
+    auto srcType = cast<RankedTensorType>(src.getType());
+    SmallVector<OpFoldResult> sizes, strides(srcType.getRank(),
+                                             b.getIndexAttr(1));
+    for (int64_t s : srcType.getShape())
+      sizes.push_back(b.getIndexAttr(s));
+    Value c = tensor::ExtractSliceOp::create(
+        b, loc, srcType, adjointOf(pad.getResult()), pad.getMixedLowPad(),
+        sizes, strides);
+    accumulate(src, c, loc);
+    return success();
+  }
+  if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
+    Value g = adjointOf(concat.getResult());
+    int64_t dim = concat.getDim(), offset = 0;
+    for (Value in : concat.getInputs()) {
+      auto inType = cast<RankedTensorType>(in.getType());
+      if (useful.count(in)) {
+        SmallVector<OpFoldResult> offsets(inType.getRank(), b.getIndexAttr(0)),
+            sizes, strides(inType.getRank(), b.getIndexAttr(1));
+        offsets[dim] = b.getIndexAttr(offset);
+        for (int64_t s : inType.getShape())
+          sizes.push_back(b.getIndexAttr(s));
+        accumulate(in,
+                   tensor::ExtractSliceOp::create(b, loc, inType, g, offsets,
+                                                  sizes, strides),
+                   loc);
+      }
+      offset += inType.getDimSize(dim);
+    }
+    return success();
+  }
+  if (auto castOp = dyn_cast<tensor::CastOp>(op)) {
+    Value src = castOp.getSource();
+    if (useful.count(src))
+      accumulate(src,
+                 tensor::CastOp::create(b, loc, src.getType(),
+                                        adjointOf(castOp.getResult())),
+                 loc);
+    return success();
+  }
+  if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
+    Value src = extract.getTensor();
+    if (!useful.count(src))
+      return success();
+    Value c = tensor::InsertOp::create(b, loc, adjointOf(extract.getResult()),
+                                       zeros(src.getType(), loc),
+                                       extract.getIndices());
+    accumulate(src, c, loc);
+    return success();
+  }
+  return failure();
+}
+
+LogicalResult Differentiator::differentiate(Operation *op) {
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return differentiateLinalg(linalgOp);
+  if (isa<tensor::ExtractSliceOp, tensor::InsertSliceOp,
+          tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::PadOp,
+          tensor::ConcatOp, tensor::CastOp, tensor::ExtractOp>(op))
+    return differentiateTensorOp(op);
+  if (op->getNumResults() == 1 && isa<FloatType>(op->getResult(0).getType()) &&
+      op->getNumRegions() == 0) {
+    ScalarEmitter em{b, op->getLoc()};
+    SmallVector<std::pair<unsigned, Value>> contributions;
+    SmallVector<Value> operands(op->getOperands());
+    if (scalarAdjoint(em, op, operands, op->getResult(0),
+                      adjoints.lookup(op->getResult(0)), contributions)) {
+      for (auto [i, c] : contributions)
+        if (useful.count(op->getOperand(i)))
+          accumulate(op->getOperand(i), c, op->getLoc());
+      return success();
+    }
+  }
+  if (isa<func::CallOp>(op))
+    return op->emitOpError()
+           << "cannot be differentiated: calls must be inlined first "
+              "(remat-inline-calls, which the remat pipelines run before "
+              "remat-autodiff)";
+  return op->emitOpError()
+         << "cannot be differentiated: remat-autodiff has no rule for '"
+         << op->getName() << "' (it lies between a parameter and the loss)";
+}
+
+LogicalResult Differentiator::run(Value loss, ArrayRef<BlockArgument> params) {
+  Block &block = func.getBody().front();
+  returnOp = block.getTerminator();
+
+  // Activity: values that depend on a parameter (values captured by
+  // regions count as operands) ...
+  for (BlockArgument p : params)
+    active.insert(p);
+  SmallVector<Operation *> ops;
+  for (Operation &op : block.without_terminator())
+    ops.push_back(&op);
+  auto inputsOf = [](Operation *op) {
+    llvm::SetVector<Value> values(op->operand_begin(), op->operand_end());
+    for (Region &r : op->getRegions())
+      getUsedValuesDefinedAbove(r, values);
+    return values;
+  };
+  for (Operation *op : ops) {
+    if (!llvm::any_of(inputsOf(op), [&](Value v) { return active.count(v); }))
+      continue;
+    for (Value r : op->getResults())
+      if (isDifferentiableValue(r))
+        active.insert(r);
+  }
+  // ... and that the loss depends on.
+  if (active.count(loss))
+    useful.insert(loss);
+  for (Operation *op : llvm::reverse(ops)) {
+    if (!llvm::any_of(op->getResults(),
+                      [&](Value r) { return useful.count(r); }))
+      continue;
+    for (Value v : inputsOf(op))
+      if (active.count(v))
+        useful.insert(v);
+  }
+
+  // The seed, then the reverse sweep, all before the return.
+  b.setInsertionPoint(returnOp);
+  Operation *lastForward = returnOp->getPrevNode();
+  Location loc = loss.getLoc();
+  Value seed;
+  if (auto tensorType = dyn_cast<RankedTensorType>(loss.getType()))
+    seed = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(
+            tensorType, FloatAttr::get(tensorType.getElementType(), 1.0)));
+  else
+    seed = arith::ConstantOp::create(b, loc, FloatAttr::get(loss.getType(), 1.0));
+  seed.getDefiningOp()->setAttr("remat.seed", b.getUnitAttr());
+  if (useful.count(loss))
+    adjoints[loss] = seed;
+  for (Operation *op : llvm::reverse(ops)) {
+    if (!llvm::any_of(op->getResults(),
+                      [&](Value r) { return adjoints.count(r); }))
+      continue;
+    if (failed(differentiate(op)))
+      return failure();
+  }
+
+  // Gradients of the parameters (zero where the loss does not depend on
+  // one), then the clean-up of what the rules left unused.
+  SmallVector<Value> results{loss};
+  for (BlockArgument p : params) {
+    Value g = adjoints.lookup(p);
+    results.push_back(g ? g : zeros(p.getType(), loc));
+  }
+  auto ret = cast<func::ReturnOp>(returnOp);
+  for (Value v : ret.getOperands().drop_front())
+    results.push_back(v);
+  ret->setOperands(results);
+  Operation *first = lastForward ? lastForward->getNextNode() : &block.front();
+  SmallVector<Operation *> backward;
+  for (Operation *op = first; op != returnOp; op = op->getNextNode())
+    backward.push_back(op);
+  for (Operation *op : llvm::reverse(backward))
+    if (op != seed.getDefiningOp() && isOpTriviallyDead(op))
+      op->erase();
+  for (Operation *op = first; op && op != returnOp; op = op->getNextNode())
+    op->setAttr("remat.phase", b.getStringAttr("backward"));
+  return success();
+}
+
+/// The value that result #0 returns if it is a loss: marked on the function
+/// result, or by the op that defines it.
+bool isMarkedLoss(func::FuncOp func) {
+  if (func.isExternal() || func.getNumResults() == 0)
+    return false;
+  if (func.getResultAttr(0, "remat.loss"))
+    return true;
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  Operation *def = ret.getOperand(0).getDefiningOp();
+  return def && def->hasAttr("remat.loss");
+}
+
+struct RematAutodiffPass
+    : public remat::impl::RematAutodiffPassBase<RematAutodiffPass> {
+  using RematAutodiffPassBase::RematAutodiffPassBase;
+
+  LogicalResult differentiateFunction(func::FuncOp func, ModuleOp module);
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> targets;
+    if (!function.empty()) {
+      auto func = module.lookupSymbol<func::FuncOp>(function);
+      if (!func || func.isExternal()) {
+        module.emitError() << "remat-autodiff: no function '" << function
+                           << "' with a body in the module";
+        return signalPassFailure();
+      }
+      targets.push_back(func);
+    } else {
+      for (auto func : module.getOps<func::FuncOp>())
+        if (isMarkedLoss(func))
+          targets.push_back(func);
+      if (targets.empty()) {
+        module.emitError()
+            << "remat-autodiff: no function to differentiate: mark the loss "
+               "(result #0) of the forward function with `remat.loss`, or "
+               "name the function with function=NAME";
+        return signalPassFailure();
+      }
+    }
+    for (func::FuncOp func : targets)
+      if (failed(differentiateFunction(func, module)))
+        return signalPassFailure();
+  }
+};
+
+LogicalResult RematAutodiffPass::differentiateFunction(func::FuncOp func,
+                                                       ModuleOp module) {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError() << "remat-autodiff: '" << func.getSymName()
+                            << "' must have a single block";
+  if (func.getNumResults() == 0)
+    return func.emitError() << "remat-autodiff: '" << func.getSymName()
+                            << "' returns nothing: result #0 must be the loss";
+  Type lossType = func.getResultTypes()[0];
+  auto lossTensor = dyn_cast<RankedTensorType>(lossType);
+  if (!(isa<FloatType>(lossType) ||
+        (lossTensor && lossTensor.getRank() == 0 &&
+         isa<FloatType>(lossTensor.getElementType()))))
+    return func.emitError() << "remat-autodiff: result #0 of '"
+                            << func.getSymName() << "' must be a scalar loss "
+                            << "(a float or a rank-0 float tensor), not "
+                            << lossType;
+  for (BlockArgument arg : func.getArguments())
+    if (func.getArgAttr(arg.getArgNumber(), "remat.tangent"))
+      return func.emitError()
+             << "remat-autodiff: '" << func.getSymName()
+             << "' is already a training step (argument #"
+             << arg.getArgNumber() << " is a `remat.tangent`)";
+  WalkResult seeded = func.walk([](Operation *op) {
+    return op->hasAttr("remat.seed") ? WalkResult::interrupt()
+                                     : WalkResult::advance();
+  });
+  if (seeded.wasInterrupted())
+    return func.emitError() << "remat-autodiff: '" << func.getSymName()
+                            << "' is already a training step (it has an op "
+                               "marked `remat.seed`)";
+
+  // Parameters: the marked arguments, else every float tensor argument.
+  SmallVector<BlockArgument> params;
+  for (BlockArgument arg : func.getArguments())
+    if (func.getArgAttr(arg.getArgNumber(), "remat.param")) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type || !type.hasStaticShape() ||
+          !isa<FloatType>(type.getElementType()))
+        return func.emitError()
+               << "remat-autodiff: argument #" << arg.getArgNumber()
+               << " is a `remat.param` but not a statically shaped float "
+                  "tensor";
+      params.push_back(arg);
+    }
+  if (params.empty())
+    for (BlockArgument arg : func.getArguments()) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (type && type.hasStaticShape() &&
+          isa<FloatType>(type.getElementType()))
+        params.push_back(arg);
+    }
+
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  Value loss = ret.getOperand(0);
+  Differentiator diff(func);
+  if (failed(diff.run(loss, params)))
+    return failure();
+
+  // The new signature: loss, gradients, then the other original results.
+  SmallVector<Type> resultTypes{lossType};
+  for (BlockArgument p : params)
+    resultTypes.push_back(p.getType());
+  llvm::append_range(resultTypes, func.getResultTypes().drop_front());
+  SmallVector<DictionaryAttr> resultAttrs;
+  SmallVector<DictionaryAttr> oldAttrs;
+  func.getAllResultAttrs(oldAttrs);
+  unsigned numOld = func.getNumResults();
+  DictionaryAttr lossAttrs =
+      oldAttrs.empty() ? DictionaryAttr::get(func.getContext()) : oldAttrs[0];
+  if (!lossAttrs.get("remat.loss")) {
+    NamedAttrList list(lossAttrs);
+    list.set("remat.loss", UnitAttr::get(func.getContext()));
+    lossAttrs = list.getDictionary(func.getContext());
+  }
+  resultAttrs.push_back(lossAttrs);
+  for (size_t i = 0; i < params.size(); ++i)
+    resultAttrs.push_back(DictionaryAttr::get(func.getContext()));
+  for (unsigned i = 1; i < numOld; ++i)
+    resultAttrs.push_back(oldAttrs.empty()
+                              ? DictionaryAttr::get(func.getContext())
+                              : oldAttrs[i]);
+  func.setType(FunctionType::get(func.getContext(),
+                                 func.getArgumentTypes(), resultTypes));
+  func.setAllResultAttrs(resultAttrs);
+
+  // Every call of the function now gets the new results.
+  std::optional<SymbolTable::UseRange> uses = func.getSymbolUses(module);
+  if (uses) {
+    for (const SymbolTable::SymbolUse &use : *uses) {
+      auto call = dyn_cast<func::CallOp>(use.getUser());
+      if (!call)
+        continue;
+      OpBuilder b(call);
+      auto newCall = func::CallOp::create(b, call.getLoc(), func.getSymName(),
+                                          resultTypes, call.getOperands());
+      newCall->setAttrs(call->getAttrs());
+      for (unsigned i = 0; i < numOld; ++i)
+        call.getResult(i).replaceAllUsesWith(
+            newCall.getResult(i == 0 ? 0 : i + params.size()));
+      call.erase();
+    }
+  }
+  return success();
+}
+
+} // namespace
