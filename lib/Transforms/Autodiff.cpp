@@ -45,6 +45,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -99,9 +100,13 @@ struct ScalarEmitter {
 
 /// Contributions (operand index, adjoint) of the adjoint `g` of `op`'s only
 /// result. `x` are the op's operands and `r` its result as seen where the
-/// rule is emitted. Returns false when the op has no rule.
+/// rule is emitted; `resultSaved` says that `r` is the saved forward result
+/// rather than a recomputed one, so that rules that can be written with the
+/// result alone (max/min against a constant: ReLU) do not need the operand.
+/// Returns false when the op has no rule.
 bool scalarAdjoint(ScalarEmitter &e, Operation *op, ArrayRef<Value> x, Value r,
-                   Value g, SmallVectorImpl<std::pair<unsigned, Value>> &out) {
+                   Value g, SmallVectorImpl<std::pair<unsigned, Value>> &out,
+                   bool resultSaved = false) {
   using P = arith::CmpFPredicate;
   auto put = [&](unsigned i, Value v) { out.push_back({i, v}); };
   Type t = g.getType();
@@ -124,7 +129,9 @@ bool scalarAdjoint(ScalarEmitter &e, Operation *op, ArrayRef<Value> x, Value r,
     // Ties go to the second operand, so that max(x, 0) has derivative 0 at
     // x = 0 as PyTorch's ReLU does.
     bool isMax = isa<arith::MaximumFOp, arith::MaxNumFOp>(op);
-    Value first = e.cmp(isMax ? P::OGT : P::OLT, x[0], x[1]);
+    // With a constant second operand c, x > c exactly when max(x, c) > c.
+    bool fromResult = resultSaved && matchPattern(x[1], m_Constant());
+    Value first = e.cmp(isMax ? P::OGT : P::OLT, fromResult ? r : x[0], x[1]);
     Value zero = e.zeroLike(g);
     put(0, e.select(first, g, zero));
     put(1, e.select(first, zero, g));
@@ -192,6 +199,19 @@ bool scalarAdjoint(ScalarEmitter &e, Operation *op, ArrayRef<Value> x, Value r,
   return true;
 }
 
+/// Whether the adjoint of `op` can be computed from its result (and
+/// constants) alone: then the adjoint generic reads the saved result instead
+/// of recomputing it from the op's inputs, which need not be kept (the
+/// activations PyTorch's own backward saves: tanh, exp, ReLU outputs).
+bool adjointFromResult(Operation *op) {
+  if (isa<math::ExpOp, math::Exp2Op, math::ExpM1Op, math::TanhOp,
+          math::SqrtOp>(op))
+    return true;
+  return isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
+             arith::MinNumFOp>(op) &&
+         matchPattern(op->getOperand(1), m_Constant());
+}
+
 /// The ops whose float results carry no derivative (integer and index
 /// computations, comparisons) are recognised by their types: an op with no
 /// float operand contributes nothing.
@@ -245,6 +265,10 @@ private:
                                    std::optional<unsigned> inputIndex,
                                    tensor::ExtractOp gather);
   LogicalResult differentiateTensorOp(Operation *op);
+  /// A copy of `v` made again before `before` when `v` is a forward value
+  /// padded from another (tensor.pad, or insert_slice into a constant fill);
+  /// null otherwise.
+  Value padAgain(Value v, Operation *before);
 };
 
 Value Differentiator::zeros(Type type, Location loc) {
@@ -449,7 +473,10 @@ LogicalResult Differentiator::emitAdjointGeneric(
     if (it == adjoints.end() || rule.kind == Combine::Keep)
       continue;
     AffineMap outMap = withDims(fwdMaps[nIn + j], nDims);
-    if (rule.kind == Combine::Extremum) {
+    Operation *last = rule.expr ? rule.expr.getDefiningOp() : nullptr;
+    bool readResult = rule.kind == Combine::Overwrite && last &&
+                      last->getBlock() == &fwdBody && adjointFromResult(last);
+    if (rule.kind == Combine::Extremum || readResult) {
       resultArg[j] = ins.size();
       ins.push_back(res);
       maps.push_back(outMap);
@@ -520,6 +547,13 @@ LogicalResult Differentiator::emitAdjointGeneric(
     Value targetInBody = inputIndex ? Value(block->getArgument(*inputIndex))
                                     : map.lookup(gather.getResult());
 
+    // Results saved by the forward stand for their recomputation in the
+    // rules of the ops that yield them.
+    DenseMap<Value, Value> savedResult;
+    for (auto [j, rule] : llvm::enumerate(rules))
+      if (rule.kind == Combine::Overwrite && resultArg[j] >= 0)
+        savedResult[map.lookupOrDefault(rule.expr)] =
+            block->getArgument(resultArg[j]);
     // Values of the body that depend on the target.
     DenseSet<Value> depends{targetInBody};
     for (Operation *op : cloned)
@@ -581,8 +615,9 @@ LogicalResult Differentiator::emitAdjointGeneric(
         continue;
       SmallVector<std::pair<unsigned, Value>> contributions;
       SmallVector<Value> operands(op->getOperands());
-      if (!scalarAdjoint(em, op, operands, op->getResult(0), it->second,
-                         contributions)) {
+      Value saved = savedResult.lookup(op->getResult(0));
+      if (!scalarAdjoint(em, op, operands, saved ? saved : op->getResult(0),
+                         it->second, contributions, bool(saved))) {
         status = forward->emitOpError()
                  << "cannot be differentiated: its body computes '"
                  << op->getName() << "', which remat-autodiff has no rule for";
@@ -654,6 +689,16 @@ LogicalResult Differentiator::emitAdjointGeneric(
     adj->erase();
     adj = pruned;
   }
+  // A padded copy that the adjoint reads is padded again right here rather
+  // than kept from the forward: the backward then keeps the unpadded source,
+  // which it usually keeps anyway (PyTorch's convolution and pooling
+  // backward read their unpadded input the same way).
+  for (OpOperand &operand : adj->getOpOperands()) {
+    if (operand.getOperandNumber() >= adj.getNumDpsInputs())
+      break;
+    if (Value again = padAgain(operand.get(), adj))
+      operand.set(again);
+  }
   Value result = adj.getResult(0);
   if (scalarTarget) {
     Value scalar = tensor::ExtractOp::create(b, loc, result, ValueRange{});
@@ -662,6 +707,32 @@ LogicalResult Differentiator::emitAdjointGeneric(
     adjoints[target] = result;
   }
   return success();
+}
+
+Value Differentiator::padAgain(Value v, Operation *before) {
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != &func.getBody().front())
+    return nullptr;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(before);
+  if (auto pad = dyn_cast<tensor::PadOp>(def)) {
+    if (!pad.getConstantPaddingValue())
+      return nullptr;
+    return b.clone(*pad)->getResult(0);
+  }
+  auto insert = dyn_cast<tensor::InsertSliceOp>(def);
+  if (!insert)
+    return nullptr;
+  auto fill = insert.getDest().getDefiningOp<linalg::FillOp>();
+  if (!fill || !matchPattern(fill.getInputs()[0], m_Constant()) ||
+      !fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+    return nullptr;
+  Operation *empty = b.clone(*fill.getOutputs()[0].getDefiningOp());
+  IRMapping map;
+  map.map(fill.getOutputs()[0], empty->getResult(0));
+  Operation *filled = b.clone(*fill, map);
+  map.map(fill.getResult(0), filled->getResult(0));
+  return b.clone(*insert, map)->getResult(0);
 }
 
 LogicalResult Differentiator::differentiateGeneric(linalg::GenericOp generic,
