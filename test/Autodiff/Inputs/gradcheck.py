@@ -25,6 +25,11 @@ arith.bitcast), so that nothing is lost to printF64's six digits; the central
 differences (L(x+h) - L(x-h)) / (2h) are formed here from the exact values.
 The module runs with `remat-run MODULE --solver=S` (default none): the
 differentiated step goes through the remat pipeline and the CPU lowering.
+--runner=upstream runs it instead with upstream passes only (mlir-opt: the
+same bufferization and lowering as remat-run's, plus convert-math-to-libm,
+which math.erf needs: the remat CPU pipeline cannot lower it) and
+mlir-runner, with every remat.* attribute removed: no remat pass is involved
+in running the program, which tells a pipeline problem from a gradient one.
 
 Parameters are the arguments marked `remat.param`, else every floating-point
 tensor argument; the differentiated function must return the loss and then
@@ -49,8 +54,11 @@ FORWARD.mlir comments set them:
     // gradcheck: arg=K value=V              (a splat; no randomness)
 Defaults: range=-1,1 int-range=0,3 seed=1 eps=1e-6 rtol=1e-5.
 
-Tools: --remat-opt/--remat-run, else --bin-dir, else the build/bin of this
-source tree when it exists, else PATH.
+Tools: --remat-opt/--remat-run, else --bin-dir, else PATH (lit puts the
+build's bin there), else the build/bin of this source tree; mlir-opt and mlir-runner (upstream
+runner) from --llvm-bin-dir, else PATH, else /usr/lib/llvm-22/bin.
+--autodiff-flags replaces `--remat-autodiff` (e.g. to inline calls first:
+"--remat-inline-calls --remat-autodiff").
 """
 import argparse
 import os
@@ -79,13 +87,46 @@ def find_tool(name, explicit, bin_dir):
         return explicit
     if bin_dir:
         return os.path.join(bin_dir, name)
+    found = shutil.which(name)
+    if found:
+        return found
     local = os.path.join(SRC_ROOT, "build", "bin", name)
     if os.access(local, os.X_OK):
         return local
+    raise CheckError("cannot find %s (use --bin-dir)" % name)
+
+
+def find_llvm_tool(name, llvm_bin_dir):
+    if llvm_bin_dir:
+        return os.path.join(llvm_bin_dir, name)
     found = shutil.which(name)
-    if not found:
-        raise CheckError("cannot find %s (use --bin-dir)" % name)
-    return found
+    if found:
+        return found
+    for d in ("/usr/lib/llvm-22/bin",):
+        if os.access(os.path.join(d, name), os.X_OK):
+            return os.path.join(d, name)
+    raise CheckError("cannot find %s (use --llvm-bin-dir)" % name)
+
+
+def find_c_runner_utils(mlir_runner):
+    lib = os.path.join(os.path.dirname(os.path.dirname(
+        os.path.realpath(mlir_runner))), "lib", "libmlir_c_runner_utils.so")
+    if not os.path.exists(lib):
+        raise CheckError("cannot find " + lib)
+    return lib
+
+
+# remat-run's CPU lowering (lib/Transforms/Pipelines.cpp) with upstream's
+# allocation functions; math ops to LLVM first, libm calls for those LLVM
+# cannot lower (math.erf).
+UPSTREAM_PIPELINE = (
+    "builtin.module(convert-math-to-llvm,convert-math-to-libm,"
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "func.func(convert-linalg-to-loops),lower-affine,convert-scf-to-cf,"
+    "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
+    "convert-math-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
+    "convert-cf-to-llvm,convert-func-to-llvm,reconcile-unrealized-casts)")
 
 
 def run_tool(args, what):
@@ -273,6 +314,7 @@ def strip_remat_attrs(text):
         text = re.sub(r",\s*,", ",", text)
         text = re.sub(r",\s*\}", "}", text)
     text = re.sub(r"\s+attributes\s*\{\s*\}", "", text)
+    text = re.sub(r"\s+attrs\s*=\s*\{\s*\}", "", text)
     text = re.sub(r"\s*\{\s*\}(?=[\s,)])", "", text)
     return text
 
@@ -672,8 +714,12 @@ def main():
     ap.add_argument("--eps", type=float)
     ap.add_argument("--rtol", type=float)
     ap.add_argument("--solver", default="none")
-    ap.add_argument("--autodiff-options", default="",
-                    help="pass options, as in --remat-autodiff=\"...\"")
+    ap.add_argument("--autodiff-flags", default="--remat-autodiff",
+                    help="remat-opt flags that differentiate (default "
+                    "--remat-autodiff)")
+    ap.add_argument("--runner", choices=("remat-run", "upstream"),
+                    default="remat-run")
+    ap.add_argument("--llvm-bin-dir")
     ap.add_argument("--keep", help="write the combined module here")
     ap.add_argument("--bin-dir")
     ap.add_argument("--remat-opt")
@@ -686,6 +732,22 @@ def main():
     except CheckError as e:
         print("gradcheck: %s: ERROR: %s" % (name, e))
         return 2
+
+
+def run_upstream(path, module, llvm_bin_dir):
+    mlir_opt = find_llvm_tool("mlir-opt", llvm_bin_dir)
+    mlir_runner = find_llvm_tool("mlir-runner", llvm_bin_dir)
+    with tempfile.TemporaryDirectory(prefix="gradcheck-") as tmp:
+        plain = os.path.join(tmp, "plain.mlir")
+        with open(plain, "w") as f:
+            f.write(strip_remat_attrs(module))
+        lowered = os.path.join(tmp, "lowered.mlir")
+        run_tool([mlir_opt, plain, "--pass-pipeline=" + UPSTREAM_PIPELINE,
+                  "-o", lowered], "mlir-opt (upstream lowering of %s)" % path)
+        return run_tool([mlir_runner, lowered, "-e", "main",
+                         "-entry-point-result=void",
+                         "-shared-libs=" + find_c_runner_utils(mlir_runner)],
+                        "mlir-runner")
 
 
 def run(opts, name):
@@ -715,12 +777,10 @@ def run(opts, name):
             [remat_opt, opts.train_step, "--mlir-print-local-scope"],
             "parsing the training step")
     else:
-        flag = "--remat-autodiff"
-        if opts.autodiff_options:
-            flag += "=" + opts.autodiff_options
         step_printed = run_tool(
-            [remat_opt, opts.forward, flag, "--mlir-print-local-scope"],
-            "remat-opt --remat-autodiff")
+            [remat_opt, opts.forward] + opts.autodiff_flags.split() +
+            ["--mlir-print-local-scope"],
+            "remat-opt " + opts.autodiff_flags)
     step_ops = top_level_ops(step_printed)
     step_funcs = {}
     others = []
@@ -795,8 +855,11 @@ def run(opts, name):
             f.write(module)
         cleanup = path
     try:
-        output = run_tool([remat_run, path, "--solver=" + opts.solver],
-                          "remat-run")
+        if opts.runner == "remat-run":
+            output = run_tool([remat_run, path, "--solver=" + opts.solver],
+                              "remat-run")
+        else:
+            output = run_upstream(path, module, opts.llvm_bin_dir)
     finally:
         if cleanup:
             os.unlink(cleanup)
