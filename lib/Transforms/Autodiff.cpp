@@ -257,13 +257,15 @@ private:
                                      Operation *forward);
   LogicalResult analyseOutputs(linalg::GenericOp generic, Operation *forward,
                                SmallVectorImpl<OutputRule> &rules);
-  /// One adjoint generic: the adjoint of `target` (block argument `inputIndex`
-  /// of the forward body, or the result of a tensor.extract `gather` in it).
+  /// One adjoint generic: the adjoint of input `inputIndex`, of the tensor
+  /// that a tensor.extract `gather` in the body reads, or of a scalar
+  /// `captured` from outside the body.
   LogicalResult emitAdjointGeneric(linalg::GenericOp generic,
                                    Operation *forward,
                                    ArrayRef<OutputRule> rules,
                                    std::optional<unsigned> inputIndex,
-                                   tensor::ExtractOp gather);
+                                   tensor::ExtractOp gather,
+                                   Value captured = nullptr);
   LogicalResult differentiateTensorOp(Operation *op);
   /// A copy of `v` made again before `before` when `v` is a forward value
   /// padded from another (tensor.pad, or insert_slice into a constant fill);
@@ -412,7 +414,8 @@ AffineMap withDims(AffineMap map, unsigned numDims) {
 
 LogicalResult Differentiator::emitAdjointGeneric(
     linalg::GenericOp generic, Operation *forward, ArrayRef<OutputRule> rules,
-    std::optional<unsigned> inputIndex, tensor::ExtractOp gather) {
+    std::optional<unsigned> inputIndex, tensor::ExtractOp gather,
+    Value captured) {
   Location loc = forward->getLoc();
   MLIRContext *ctx = func.getContext();
   Block &fwdBody = generic.getRegion().front();
@@ -428,6 +431,10 @@ LogicalResult Differentiator::emitAdjointGeneric(
   if (inputIndex) {
     target = forward->getOperand(*inputIndex);
     accMap = fwdMaps[*inputIndex];
+  } else if (captured) {
+    // A scalar read by every iteration: its adjoint sums over all of them.
+    target = captured;
+    accMap = AffineMap::get(nDims, 0, ArrayRef<AffineExpr>{}, ctx);
   } else {
     target = gather.getTensor();
     SmallVector<AffineExpr> results;
@@ -545,6 +552,7 @@ LogicalResult Differentiator::emitAdjointGeneric(
       cloned.push_back(b.clone(op, map));
     }
     Value targetInBody = inputIndex ? Value(block->getArgument(*inputIndex))
+                         : captured ? captured
                                     : map.lookup(gather.getResult());
 
     // Results saved by the forward stand for their recomputation in the
@@ -757,6 +765,16 @@ LogicalResult Differentiator::differentiateGeneric(linalg::GenericOp generic,
       continue;
     if (failed(emitAdjointGeneric(generic, forward, rules, std::nullopt,
                                   gather)))
+      return failure();
+  }
+  // Scalars computed outside the body and read in it.
+  llvm::SetVector<Value> capturedValues;
+  getUsedValuesDefinedAbove(generic.getRegion(), capturedValues);
+  for (Value v : capturedValues) {
+    if (isa<ShapedType>(v.getType()) || !useful.count(v))
+      continue;
+    if (failed(emitAdjointGeneric(generic, forward, rules, std::nullopt,
+                                  nullptr, v)))
       return failure();
   }
   // Initial values that the outputs accumulate onto.
