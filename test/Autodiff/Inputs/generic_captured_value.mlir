@@ -1,7 +1,8 @@
 // Values defined outside a linalg.generic and used inside its body (not
 // operands): r0 = r[0] (a tensor.extract of a computed tensor) and s (an f64
 // computed from a parameter with scalar arith) scale the terms of the loss
-// reduction. Their adjoints are sums over the body's iterations.
+// reduction. Their adjoints are sums over the body's iterations (before
+// 449a54e they were silently 0).
 // r = x w (matvec), loss = sum_j (y_j * r0 + s * y_j^2), s = exp(x[1, 1]).
 #id1 = affine_map<(i) -> (i)>
 #all1 = affine_map<(i) -> ()>

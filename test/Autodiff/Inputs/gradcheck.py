@@ -33,7 +33,8 @@ in running the program, which tells a pipeline problem from a gradient one.
 
 Parameters are the arguments marked `remat.param`, else every floating-point
 tensor argument; the differentiated function must return the loss and then
-one gradient per parameter, in argument order, of the parameter's type.
+one gradient per parameter, in argument order, of the parameter's type
+(then, optionally, the forward's results other than the loss).
 
 An analytic element a and its difference f agree when
     |a - f| <= rtol * max(1, |a|, |f|)        (rtol 1e-5 by default);
@@ -815,7 +816,10 @@ def run(opts, name):
                              ", ".join(loss_func.arg_types())))
     expected = [loss_func.result_types()[0]] + \
         [arg_types[k].text for k in params]
-    if step_func.result_types() != expected:
+    # The forward's other results (not the loss), when it has any, may
+    # follow the gradients.
+    with_extras = expected + loss_func.result_types()[1:]
+    if step_func.result_types() not in (expected, with_extras):
         raise CheckError("the differentiated function returns (%s), expected "
                          "(%s)" % (", ".join(step_func.result_types()),
                                    ", ".join(expected)))
