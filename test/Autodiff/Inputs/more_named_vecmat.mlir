@@ -1,0 +1,20 @@
+// linalg.vecmat.
+// loss = sum(y * y + y) over the result y.
+func.func @step(%x: tensor<3xf64>, %w: tensor<3x4xf64>) -> (tensor<f64> {remat.loss}) {
+  %z = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<4xf64>
+  %f = linalg.fill ins(%z : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %y = linalg.vecmat ins(%x, %w : tensor<3xf64>, tensor<3x4xf64>) outs(%f : tensor<4xf64>) -> tensor<4xf64>
+  %zero_l = arith.constant 0.0 : f64
+  %e_l = tensor.empty() : tensor<f64>
+  %f_l = linalg.fill ins(%zero_l : f64) outs(%e_l : tensor<f64>) -> tensor<f64>
+  %loss = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+      ins(%y : tensor<4xf64>) outs(%f_l : tensor<f64>) {
+  ^bb0(%a_l: f64, %acc_l: f64):
+    %sq_l = arith.mulf %a_l, %a_l : f64
+    %h_l = arith.addf %sq_l, %a_l : f64
+    %r_l = arith.addf %acc_l, %h_l : f64
+    linalg.yield %r_l : f64
+  } -> tensor<f64>
+  return %loss : tensor<f64>
+}
