@@ -3,7 +3,7 @@
 // remat-autodiff: turns a forward function (result #0 a scalar loss) into a
 // training step of DESIGN.md §4 — same name and arguments, results (loss,
 // gradient of every parameter, the other original results), reverse mode
-// started by a constant marked `remat.seed` — so that extraction, every
+// started by a fill of 1 marked `remat.seed` — so that extraction, every
 // solver and the lowering work on it unchanged.
 //
 // The backward is emitted in reverse program order, op by op, right after
@@ -371,7 +371,8 @@ LogicalResult Differentiator::analyseOutputs(linalg::GenericOp generic,
     } else if (isa<arith::SelectOp>(c) &&
                (c->getOperand(1) == out) != (c->getOperand(2) == out)) {
       // A max/min written as select(cmp(e, out), e, out): every other use of
-      // the previous value must only feed the condition (i1 values).
+      // the previous value must only feed the condition or values without a
+      // derivative (the index of an argmax written alongside).
       rule.kind = Combine::Extremum;
       rule.expr = c->getOperand(1) == out ? c->getOperand(2) : c->getOperand(1);
       SmallVector<Value> work{out};
@@ -383,7 +384,7 @@ LogicalResult Differentiator::analyseOutputs(linalg::GenericOp generic,
           if (user == c || !seen.insert(user).second)
             continue;
           for (Value res : user->getResults()) {
-            if (!res.getType().isInteger(1))
+            if (isa<FloatType>(res.getType()))
               ok = false;
             work.push_back(res);
           }
@@ -790,23 +791,18 @@ LogicalResult Differentiator::differentiateGeneric(linalg::GenericOp generic,
       break;
     case Combine::Keep:
     case Combine::Add:
+    case Combine::Sub: // R = init - sum(e): d init = dR as well.
     case Combine::Fma:
       accumulate(init, it->second, loc);
       break;
-    case Combine::Sub:
     case Combine::Extremum: {
-      // d init = -dR, or dR where init is the extremum.
+      // d init = dR where init is the extremum.
       auto type = cast<RankedTensorType>(res.getType());
       unsigned rank = type.getRank();
       AffineMap id = b.getMultiDimIdentityMap(rank);
       SmallVector<utils::IteratorType> iters(rank,
                                              utils::IteratorType::parallel);
-      bool sub = rule.kind == Combine::Sub;
-      SmallVector<Value> ins{it->second};
-      if (!sub) {
-        ins.push_back(init);
-        ins.push_back(res);
-      }
+      SmallVector<Value> ins{it->second, init, res};
       SmallVector<AffineMap> maps(ins.size() + 1, id);
       Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
                                             type.getElementType());
@@ -814,10 +810,9 @@ LogicalResult Differentiator::differentiateGeneric(linalg::GenericOp generic,
           b, loc, TypeRange{type}, ins, ValueRange{empty}, maps, iters,
           [&](OpBuilder &nb, Location l, ValueRange args) {
             ScalarEmitter em{nb, l};
-            Value v = sub ? em.neg(args[0])
-                          : em.select(em.cmp(arith::CmpFPredicate::OEQ,
-                                             args[1], args[2]),
-                                      args[0], em.zeroLike(args[0]));
+            Value v = em.select(
+                em.cmp(arith::CmpFPredicate::OEQ, args[1], args[2]), args[0],
+                em.zeroLike(args[0]));
             linalg::YieldOp::create(nb, l, v);
           });
       accumulate(init, g.getResult(0), loc);
@@ -1035,11 +1030,16 @@ LogicalResult Differentiator::run(Value loss, ArrayRef<BlockArgument> params) {
   Operation *lastForward = returnOp->getPrevNode();
   Location loc = loss.getLoc();
   Value seed;
+  // A tensor seed is a fill of 1 (not a dense constant, which the GPU
+  // lowering would have to copy from a host global).
   if (auto tensorType = dyn_cast<RankedTensorType>(loss.getType()))
-    seed = arith::ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(
-            tensorType, FloatAttr::get(tensorType.getElementType(), 1.0)));
+    seed = linalg::FillOp::create(
+               b, loc,
+               ValueRange{arith::ConstantOp::create(
+                   b, loc, FloatAttr::get(tensorType.getElementType(), 1.0))},
+               ValueRange{tensor::EmptyOp::create(b, loc, tensorType.getShape(),
+                                                  tensorType.getElementType())})
+               .getResult(0);
   else
     seed = arith::ConstantOp::create(b, loc, FloatAttr::get(loss.getType(), 1.0));
   seed.getDefiningOp()->setAttr("remat.seed", b.getUnitAttr());

@@ -17,7 +17,7 @@
 // CHECK: %[[T:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<2x3xf32>)
 // CHECK-NEXT: ^bb0
 // CHECK-NEXT: math.tanh
-// CHECK: %[[SEED:.*]] = arith.constant {remat.phase = "backward", remat.seed} dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[SEED:.*]] = linalg.fill {remat.phase = "backward", remat.seed} {{.*}} -> tensor<f32>
 // dP, the seed broadcast over the sum's reduction dimensions.
 // CHECK: %[[DP:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%[[SEED]] : tensor<f32>) {{.*}} attrs = {remat.phase = "backward"}
 // The product's two adjoints: dT = y dP and dY = t dP.

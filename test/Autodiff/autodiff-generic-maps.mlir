@@ -19,7 +19,7 @@
 // CHECK-SAME: -> (tensor<f32> {remat.loss}, tensor<3x4xf32>, tensor<4xf32>)
 // The seed, broadcast through the sum (a full reduction) to dY: a parallel
 // generic reading the rank-0 seed with the map that drops every dimension.
-// CHECK: %[[SEED:.*]] = arith.constant {{{.*}}remat.seed{{.*}}} dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[SEED:.*]] = linalg.fill {{{.*}}remat.seed{{.*}}} {{.*}} -> tensor<f32>
 // CHECK: %[[DY:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%[[SEED]] : tensor<f32>)
 // dB: the broadcast dimension d0 becomes a reduction into a zero fill, the
 // output map is b's map (d1).

@@ -67,9 +67,10 @@ def RematAutodiffPass : Pass<"remat-autodiff", "mlir::ModuleOp"> {
     `function`) keeps its name and arguments; its results become the loss,
     then the gradient of every argument marked `remat.param`, in argument
     order (every statically shaped float tensor argument when none is
-    marked), then its other original results. Reverse mode starts from an
-    `arith.constant` marked `remat.seed`; the emitted backward ops carry
-    `remat.phase = "backward"`. Every `func.call` of the function in the
+    marked), then its other original results. Reverse mode starts from a
+    `linalg.fill` of 1 marked `remat.seed` (a fill rather than a dense
+    constant, which the GPU lowering would have to copy from a host
+    global); the emitted backward ops carry `remat.phase = "backward"`. Every `func.call` of the function in the
     module gets the new results (the old results keep their meaning).
 
     The backward is emitted in reverse program order; each adjoint is read
