@@ -233,6 +233,30 @@ struct OutputRule {
   Value expr;                    // the combined element (Fma: unused)
 };
 
+/// The box [first, last] per dim that an insert_slice with static offsets,
+/// sizes and strides writes; nothing when one of them is dynamic.
+std::optional<SmallVector<std::pair<int64_t, int64_t>>>
+writtenBox(tensor::InsertSliceOp insert) {
+  SmallVector<std::pair<int64_t, int64_t>> box;
+  for (auto [o, s, t] :
+       llvm::zip(insert.getStaticOffsets(), insert.getStaticSizes(),
+                 insert.getStaticStrides())) {
+    if (ShapedType::isDynamic(o) || ShapedType::isDynamic(s) ||
+        ShapedType::isDynamic(t))
+      return std::nullopt;
+    box.push_back({o, o + (s > 0 ? (s - 1) * t : -1)});
+  }
+  return box;
+}
+
+bool boxesDisjoint(ArrayRef<std::pair<int64_t, int64_t>> a,
+                   ArrayRef<std::pair<int64_t, int64_t>> b) {
+  for (auto [x, y] : llvm::zip(a, b))
+    if (x.second < y.first || y.second < x.first)
+      return true;
+  return false;
+}
+
 class Differentiator {
 public:
   Differentiator(func::FuncOp func) : func(func), b(func.getContext()) {}
@@ -271,7 +295,28 @@ private:
   /// padded from another (tensor.pad, or insert_slice into a constant fill);
   /// null otherwise.
   Value padAgain(Value v, Operation *before);
+  /// Whether no adjoint below `insert`'s destination reads the box `insert`
+  /// overwrites: the destination is, down to a base without an adjoint, a
+  /// chain of insert_slices each used once, writing boxes disjoint from it.
+  bool insertedBoxUnread(tensor::InsertSliceOp insert);
 };
+
+bool Differentiator::insertedBoxUnread(tensor::InsertSliceOp insert) {
+  auto box = writtenBox(insert);
+  if (!box)
+    return false;
+  Value dst = insert.getDest();
+  while (useful.count(dst)) {
+    auto link = dst.getDefiningOp<tensor::InsertSliceOp>();
+    if (!link || !dst.hasOneUse())
+      return false;
+    auto linkBox = writtenBox(link);
+    if (!linkBox || !boxesDisjoint(*box, *linkBox))
+      return false;
+    dst = link.getDest();
+  }
+  return true;
+}
 
 Value Differentiator::zeros(Type type, Location loc) {
   auto ranked = cast<RankedTensorType>(type);
@@ -729,6 +774,17 @@ Value Differentiator::padAgain(Value v, Operation *before) {
       return nullptr;
     return b.clone(*pad)->getResult(0);
   }
+  // A reshape of a padded copy (the exporter's group dimension over a padded
+  // or spread input) is padded and reshaped again.
+  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
+    Value src = def->getOperand(0);
+    Value again = padAgain(src, before);
+    if (!again)
+      return nullptr;
+    IRMapping map;
+    map.map(src, again);
+    return b.clone(*def, map)->getResult(0);
+  }
   auto insert = dyn_cast<tensor::InsertSliceOp>(def);
   if (!insert)
     return nullptr;
@@ -872,9 +928,18 @@ LogicalResult Differentiator::differentiateTensorOp(Operation *op) {
       accumulate(src, c, loc);
     }
     if (useful.count(dst)) {
-      Value c = tensor::InsertSliceOp::create(
-          b, loc, zeros(src.getType(), loc), g, insert.getMixedOffsets(),
-          insert.getMixedSizes(), insert.getMixedStrides());
+      // The adjoint of the destination is g with the overwritten box zeroed.
+      // In a chain that only assembles pieces (a concatenation: insert_slices
+      // of disjoint boxes, each into the previous one alone, down to a base
+      // that needs no adjoint), nothing below reads that box: g is passed on
+      // as it is, without a zeroed copy per link.
+      Value c = insertedBoxUnread(insert)
+                    ? g
+                    : tensor::InsertSliceOp::create(
+                          b, loc, zeros(src.getType(), loc), g,
+                          insert.getMixedOffsets(), insert.getMixedSizes(),
+                          insert.getMixedStrides())
+                          .getResult();
       accumulate(dst, c, loc);
     }
     return success();

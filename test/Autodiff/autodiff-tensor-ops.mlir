@@ -49,6 +49,30 @@
 // CHECK: %[[DX:.*]] = linalg.generic {{.*}} ins(%[[IA]] : tensor<2x3xf32>) outs(%[[IB]] : tensor<2x3xf32>)
 // CHECK: return %{{.*}}, %[[DX]] : f32, tensor<2x3xf32>
 
+// A concatenation written as a chain of insert_slices into tensor.empty
+// (disjoint boxes): each piece's adjoint is a slice of the chain's adjoint;
+// no zeroed copy of it is made per link.
+// CHECK-LABEL: func.func @concat_chain(
+// CHECK: remat.seed
+// CHECK: %[[DC:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x6xf32>)
+// CHECK-NOT: tensor.insert_slice
+// CHECK-DAG: %[[DX:.*]] = tensor.extract_slice %[[DC]][0, 0] [2, 3] [1, 1] {remat.phase = "backward"}
+// CHECK-DAG: %[[DY:.*]] = tensor.extract_slice %[[DC]][0, 3] [2, 3] [1, 1] {remat.phase = "backward"}
+// CHECK-NOT: tensor.insert_slice
+// CHECK: return %{{.*}}, %[[DX]], %[[DY]]
+
+// A padded copy read through a reshape (the exporter's group dimension over
+// a spread input): the weight gradient pads and reshapes the source again
+// instead of keeping the forward's padded copy.
+// CHECK-LABEL: func.func @pad_reshaped(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x4xf32>
+// CHECK: %[[S:.*]] = tensor.insert_slice %[[X]] into %{{.*}}[0, 1] [2, 4] [1, 2] : tensor<2x4xf32> into tensor<2x9xf32>
+// CHECK: %[[V:.*]] = tensor.expand_shape %[[S]]
+// CHECK: remat.seed
+// CHECK: %[[S2:.*]] = tensor.insert_slice %[[X]] into %{{.*}}[0, 1] [2, 4] [1, 2] {remat.phase = "backward"}
+// CHECK: %[[V2:.*]] = tensor.expand_shape %[[S2]] {{.*}}remat.phase = "backward"
+// CHECK: linalg.generic {{.*}} ins(%[[V2]], %{{.*}} : tensor<2x1x9xf32>, tensor<2x7xf32>) outs(%{{.*}} : tensor<3xf32>)
+
 #id2 = affine_map<(i, j) -> (i, j)>
 #all2 = affine_map<(i, j) -> ()>
 #id3 = affine_map<(i, j, k) -> (i, j, k)>
@@ -114,4 +138,49 @@ func.func @extract(%x: tensor<2x3xf32>) -> (f32 {remat.loss}) {
   %b = tensor.extract %x[%c0, %c0] : tensor<2x3xf32>
   %m = arith.mulf %a, %b : f32
   return %m : f32
+}
+// loss = sum(concat(x, y)^2), the concatenation as the exporter writes it
+func.func @concat_chain(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> (tensor<f32> {remat.loss}) {
+  %e = tensor.empty() : tensor<2x6xf32>
+  %c0 = tensor.insert_slice %x into %e[0, 0] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x6xf32>
+  %c1 = tensor.insert_slice %y into %c0[0, 3] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x6xf32>
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<f32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [#id2, #all2], iterator_types = ["reduction", "reduction"]}
+      ins(%c1 : tensor<2x6xf32>) outs(%f0 : tensor<f32>) {
+  ^bb0(%u: f32, %acc: f32):
+    %m = arith.mulf %u, %u : f32
+    %a = arith.addf %acc, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+// loss = sum(conv1d(spread(x), k)^2), spread = stride-2 insert into zeros,
+// read through an expand_shape
+func.func @pad_reshaped(%x: tensor<2x4xf32>, %k: tensor<3xf32> {remat.param}) -> (tensor<f32> {remat.loss}) {
+  %zero = arith.constant 0.0 : f32
+  %es = tensor.empty() : tensor<2x9xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<2x9xf32>) -> tensor<2x9xf32>
+  %s = tensor.insert_slice %x into %zs[0, 1] [2, 4] [1, 2] : tensor<2x4xf32> into tensor<2x9xf32>
+  %sv = tensor.expand_shape %s [[0, 1], [2]] output_shape [2, 1, 9] : tensor<2x9xf32> into tensor<2x1x9xf32>
+  %ey = tensor.empty() : tensor<2x7xf32>
+  %zy = linalg.fill ins(%zero : f32) outs(%ey : tensor<2x7xf32>) -> tensor<2x7xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(n, o, r) -> (n, 0, o + r)>, affine_map<(n, o, r) -> (r)>, affine_map<(n, o, r) -> (n, o)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%sv, %k : tensor<2x1x9xf32>, tensor<3xf32>) outs(%zy : tensor<2x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %q = arith.addf %o, %p : f32
+    linalg.yield %q : f32
+  } -> tensor<2x7xf32>
+  %e0 = tensor.empty() : tensor<f32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [#id2, #all2], iterator_types = ["reduction", "reduction"]}
+      ins(%y : tensor<2x7xf32>) outs(%f0 : tensor<f32>) {
+  ^bb0(%u: f32, %acc: f32):
+    %m = arith.mulf %u, %u : f32
+    %a = arith.addf %acc, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
 }
