@@ -11,9 +11,12 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 using namespace remat;
@@ -149,6 +152,33 @@ llvm::Error TrainingGraph::verify() const {
                        " is not listed once among the outputs "
                        "of its producer " +
                        nodeRef(value.producer));
+  }
+
+  // Byte counts: every value resident at once, plus the largest workspace,
+  // bounds any peak the simulator or a solver can compute; it must fit in an
+  // int64 (the JSON reports and the remat.* attributes are signed), so no
+  // peak can wrap. Checked additions: the sizes themselves may be near 2^64.
+  {
+    uint64_t total = 0, maxWorkspace = 0;
+    for (ValueId v = 0; v < numValuesI; ++v) {
+      std::optional<uint64_t> sum =
+          llvm::checkedAddUnsigned(total, values[v].bytes);
+      if (!sum || *sum > uint64_t(INT64_MAX))
+        return makeError("the values up to " + valueRef(v) +
+                         " add up to more than 2^63-1 bytes; byte counts of "
+                         "a training graph must fit in 63 bits");
+      total = *sum;
+    }
+    for (const Node &node : nodes)
+      maxWorkspace = std::max(maxWorkspace, node.workspaceBytes);
+    std::optional<uint64_t> bound =
+        llvm::checkedAddUnsigned(total, maxWorkspace);
+    if (!bound || *bound > uint64_t(INT64_MAX))
+      return makeError("the values (" + llvm::Twine(total) +
+                       " bytes) and the largest workspace (" +
+                       llvm::Twine(maxWorkspace) +
+                       " bytes) add up to more than 2^63-1 bytes; byte "
+                       "counts of a training graph must fit in 63 bits");
   }
 
   // Users lists next: node inputs are looked up in them by binary search.

@@ -21,6 +21,7 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -53,12 +54,30 @@ static uint64_t elementStorageBytes(Type element) {
   return llvm::PowerOf2Ceil(bytes);
 }
 
+/// Bytes of a statically shaped tensor's buffer, or nothing when they do
+/// not fit the graph's byte counts (more than INT64_MAX: every peak, budget
+/// and report field is exact in an int64 as long as the buffers of a step
+/// add up to no more than that). The element count is multiplied out with
+/// checked arithmetic: ShapedType::getNumElements would wrap silently.
+static std::optional<uint64_t> checkedBufferBytes(ShapedType shaped) {
+  uint64_t total = elementStorageBytes(shaped.getElementType());
+  for (int64_t dim : shaped.getShape()) {
+    std::optional<uint64_t> product =
+        llvm::checkedMulUnsigned(total, static_cast<uint64_t>(dim));
+    if (!product || *product > uint64_t(INT64_MAX))
+      return std::nullopt;
+    total = *product;
+  }
+  return total;
+}
+
 uint64_t remat::bufferBytes(Type type) {
   auto shaped = dyn_cast<ShapedType>(type);
   if (!shaped || !shaped.hasStaticShape())
     return 0;
-  return static_cast<uint64_t>(shaped.getNumElements()) *
-         elementStorageBytes(shaped.getElementType());
+  std::optional<uint64_t> bytes = checkedBufferBytes(shaped);
+  assert(bytes && "byte count not checked by extraction");
+  return bytes ? *bytes : uint64_t(INT64_MAX);
 }
 
 bool remat::isTrainingStep(func::FuncOp func) {
@@ -203,6 +222,10 @@ static LogicalResult checkType(Type type, Location loc, StringRef what) {
     return emitError(loc) << what << " has dynamic shape " << type
                           << "; the training graph needs statically shaped "
                              "tensors";
+  if (!checkedBufferBytes(shaped))
+    return emitError(loc) << what << " of type " << type
+                          << " takes more than 2^63-1 bytes; byte counts of "
+                             "the training graph must fit in 63 bits";
   return success();
 }
 
@@ -234,9 +257,27 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
 
   ExtractedGraph extracted;
   TrainingGraph &graph = extracted.graph;
-  for (BlockArgument arg : block.getArguments())
+  // The buffers of the step must add up to at most INT64_MAX bytes, so that
+  // no peak the simulator or a solver computes can wrap (TrainingGraph::verify
+  // checks the same for graph files).
+  uint64_t stepBytes = 0;
+  auto countBytes = [&](uint64_t bytes, Location loc) -> LogicalResult {
+    std::optional<uint64_t> sum = llvm::checkedAddUnsigned(stepBytes, bytes);
+    if (!sum || *sum > uint64_t(INT64_MAX))
+      return emitError(loc) << "the buffers of training step '"
+                            << func.getSymName()
+                            << "' add up to more than 2^63-1 bytes here; byte "
+                               "counts of the training graph must fit in 63 "
+                               "bits";
+    stepBytes = *sum;
+    return success();
+  };
+  for (BlockArgument arg : block.getArguments()) {
+    if (failed(countBytes(bufferBytes(arg.getType()), arg.getLoc())))
+      return failure();
     extracted.valueOf[arg] = graph.addFixedValue(
         "arg" + std::to_string(arg.getArgNumber()), bufferBytes(arg.getType()));
+  }
 
   // Pass 1 (reverse order): the op whose buffer each destination-chain
   // member writes, i.e. the head of its group. Only an initialisation joins
@@ -307,11 +348,14 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
     extracted.headOps.push_back(op);
     extracted.nodeOps.emplace_back();
     extracted.nodeOps.back().push_back(op);
-    for (OpResult result : op->getResults())
+    for (OpResult result : op->getResults()) {
+      if (failed(countBytes(bufferBytes(result.getType()), op->getLoc())))
+        return failure();
       extracted.valueOf[result] = graph.addOutput(
           node,
           graph.node(node).name + "." + std::to_string(result.getResultNumber()),
           bufferBytes(result.getType()));
+    }
   }
 
   // Chain members join their head's node; their results are the buffer of

@@ -73,3 +73,37 @@ func.func @forward_reads_backward(%x: tensor<4xf32>) -> tensor<4xf32> {
   } -> tensor<4xf32>
   return %f : tensor<4xf32>
 }
+
+// -----
+
+// Byte counts are checked, not wrapped: 2^32 x 2^32 f32 elements take 2^66
+// bytes (ShapedType::getNumElements alone wraps to 0: the step was predicted
+// to peak at 4 bytes).
+// expected-error @+1 {{argument #0 of type 'tensor<4294967296x4294967296xf32>' takes more than 2^63-1 bytes; byte counts of the training graph must fit in 63 bits}}
+func.func @huge_tensor(%x: tensor<4294967296x4294967296xf32>) -> tensor<f32> {
+  %c = arith.constant {remat.seed} 1.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  return %e : tensor<f32>
+}
+
+// -----
+
+// Each buffer fits (2^62 bytes), their sum does not: the error is at the op
+// where the step's buffers pass 2^63-1 bytes.
+func.func @huge_sum(%x: tensor<1152921504606846976xf32>) -> tensor<1152921504606846976xf32> {
+  %c = arith.constant {remat.seed} 1.0 : f32
+  // expected-error @+1 {{the buffers of training step 'huge_sum' add up to more than 2^63-1 bytes here; byte counts of the training graph must fit in 63 bits}}
+  %y = linalg.copy ins(%x : tensor<1152921504606846976xf32>) outs(%x : tensor<1152921504606846976xf32>) -> tensor<1152921504606846976xf32>
+  return %y : tensor<1152921504606846976xf32>
+}
+
+// -----
+
+// An i1 tensor takes one byte per element (what the LLVM lowering stores),
+// so 2^63 i1 elements are too many although their bits (2^60 bytes) would fit.
+// expected-error @+1 {{argument #0 of type 'tensor<4611686018427387904x2xi1>' takes more than 2^63-1 bytes}}
+func.func @i1_bytes(%x: tensor<4611686018427387904x2xi1>) -> tensor<f32> {
+  %c = arith.constant {remat.seed} 1.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  return %e : tensor<f32>
+}

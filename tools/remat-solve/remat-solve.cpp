@@ -209,8 +209,16 @@ int runMaxBatch(const TrainingGraph &graph,
       options.budget = budget;
       options.timeLimitSeconds = timeLimit;
       options.memorySlots = slots;
+      TrainingGraph scaled = scaleToBatch(graph, batch);
+      // A batch whose buffers add up to more than 2^63-1 bytes has no exact
+      // peak (TrainingGraph::verify rejects it; simulated, the sums would
+      // wrap and a huge batch would seem to fit): it does not fit.
+      if (llvm::Error err = scaled.verify()) {
+        llvm::consumeError(std::move(err));
+        return std::nullopt;
+      }
       llvm::Expected<SolverResult> result =
-          runSolver(*solver, scaleToBatch(graph, batch), options);
+          runSolver(*solver, scaled, options);
       if (!result) {
         error = llvm::toString(result.takeError());
         return std::nullopt;
