@@ -250,6 +250,34 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
     for (Value result : op.getResults())
       if (failed(checkType(result.getType(), op.getLoc(), "result")))
         return failure();
+    // The graph models one buffer per result of a top-level op. A tensor or
+    // buffer made inside a region (an scf.for body's temporaries, allocated
+    // once per iteration) is memory that no node accounts for: the predicted
+    // peak would be below the measured one, silently. Linalg and pad bodies
+    // compute scalars and pass.
+    for (Region &region : op.getRegions()) {
+      WalkResult nested = region.walk([&](Operation *inner) {
+        for (Value result : inner->getResults()) {
+          if (!isa<ShapedType>(result.getType()))
+            continue;
+          InFlightDiagnostic diag = inner->emitError()
+                                    << "'" << inner->getName()
+                                    << "' makes a " << result.getType()
+                                    << " inside the region of '"
+                                    << op.getName()
+                                    << "': the training graph has no node "
+                                       "for memory made inside a region, so "
+                                       "the predicted peak would miss it; "
+                                       "unroll the loop or move the op out "
+                                       "of the region";
+          diag.attachNote(op.getLoc()) << "region of this op";
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+      if (nested.wasInterrupted())
+        return failure();
+    }
     for (Value operand : op.getOperands())
       if (failed(checkType(operand.getType(), op.getLoc(), "operand")))
         return failure();
