@@ -10,7 +10,8 @@
 // which runs it), with a 0.05 s time limit. For each plan: the simulator
 // must accept it (every input computed before use, every node computed,
 // the step outputs resident), and a plan said to meet the budget must have
-// a simulated peak within it. Any violation aborts.
+// a simulated peak within it; the plan's status must agree with the
+// simulation (see the checks below). Any violation aborts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -155,6 +156,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!(report.totalCost + 1e-6 * std::fabs(report.baseCost) >=
           report.baseCost))
       fail(solver.name, "total cost below the cost of one pass");
+    // The status must agree with the simulation: no plan peaks below
+    // peakLowerBound; a plan within the budget is never infeasible or
+    // no-plan, one above it never optimal, feasible or heuristic; a lower
+    // bound never exceeds the cost of a plan it claims optimal.
+    if (report.peakBytes < peakLowerBound(graph))
+      fail(solver.name, "peak " + std::to_string(report.peakBytes) +
+                            " below peakLowerBound " +
+                            std::to_string(peakLowerBound(graph)));
+    bool missed = result->status == PlanStatus::Infeasible ||
+                  result->status == PlanStatus::NoPlan;
+    if (missed == result->meetsBudget)
+      fail(solver.name, std::string("status ") +
+                            planStatusName(result->status).str() +
+                            (result->meetsBudget ? " for a plan within"
+                                                 : " for a plan above") +
+                            " the budget");
+    if (result->status == PlanStatus::Optimal &&
+        (!result->lowerBound ||
+         *result->lowerBound > report.totalCost * (1 + 1e-9)))
+      fail(solver.name, "optimal with a lower bound above its cost");
   }
   return 0;
 }

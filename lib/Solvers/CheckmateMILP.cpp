@@ -103,15 +103,15 @@ Session::Session(const TrainingGraph &graph, const SolverOptions &options,
       if (name == "checkpoint-all" || name.starts_with("checkmate") ||
           name == "auto" || !solverApplies(solver, graph))
         continue;
-      llvm::Expected<Schedule> schedule = solver.fn(graph, heuristic);
-      if (!schedule) {
-        llvm::consumeError(schedule.takeError());
+      llvm::Expected<SolvedPlan> plan = solver.fn(graph, heuristic);
+      if (!plan) {
+        llvm::consumeError(plan.takeError());
         continue;
       }
-      SimulationReport simulation = simulate(graph, *schedule);
+      SimulationReport simulation = simulate(graph, plan->schedule);
       if (simulation.valid)
         candidates.push_back(
-            {solver.name, std::move(*schedule), std::move(simulation)});
+            {solver.name, std::move(plan->schedule), std::move(simulation)});
     }
   report.heuristicSeconds = elapsed();
 }

@@ -24,6 +24,36 @@
 
 using namespace remat;
 
+/// A Checkmate solve with what its report proves: an optimum or an incumbent
+/// with CBC's (or the LP's) bound, or a budget the model cannot meet.
+template <typename CheckmateSolve>
+static llvm::Expected<SolvedPlan>
+withCheckmateStatus(const TrainingGraph &graph, const SolverOptions &options,
+                    CheckmateSolve solve) {
+  CheckmateReport report;
+  llvm::Expected<Schedule> schedule = solve(graph, options, &report);
+  if (!schedule)
+    return schedule.takeError();
+  SolvedPlan plan(std::move(*schedule));
+  plan.costLowerBound = report.lowerBound;
+  switch (report.status) {
+  case CheckmateStatus::Optimal:
+    plan.status = PlanStatus::Optimal;
+    break;
+  case CheckmateStatus::Feasible:
+    plan.status = PlanStatus::Feasible;
+    break;
+  case CheckmateStatus::Infeasible:
+    plan.status = PlanStatus::Infeasible;
+    break;
+  case CheckmateStatus::TimeLimit:
+  case CheckmateStatus::NotFound:
+    plan.status = PlanStatus::NoPlan;
+    break;
+  }
+  return plan;
+}
+
 const std::vector<SolverInfo> &remat::allSolvers() {
   // Baselines first: the order is the one reports and tables list them in.
   static const std::vector<SolverInfo> solvers = {
@@ -113,13 +143,19 @@ const std::vector<SolverInfo> &remat::allSolvers() {
        "Checkmate's LP relaxation (CLP) with two-phase rounding, searching "
        "the rounding threshold and the budget allowance",
        [](const TrainingGraph &graph, const SolverOptions &options) {
-         return solveCheckmateLP(graph, options);
+         return withCheckmateStatus(
+             graph, options,
+             [](const TrainingGraph &g, const SolverOptions &o,
+                CheckmateReport *r) { return solveCheckmateLP(g, o, r); });
        }},
       {"checkmate-ilp",
        "Checkmate's MILP (frontier-advancing stages) solved with CBC, warm "
        "started from the other solvers' best plan",
        [](const TrainingGraph &graph, const SolverOptions &options) {
-         return solveCheckmateILP(graph, options);
+         return withCheckmateStatus(
+             graph, options,
+             [](const TrainingGraph &g, const SolverOptions &o,
+                CheckmateReport *r) { return solveCheckmateILP(g, o, r); });
        }},
       // The portfolio, last: it runs the solvers above.
       {"auto",
@@ -127,14 +163,90 @@ const std::vector<SolverInfo> &remat::allSolvers() {
        "the simulator finds cheapest within the budget (least peak without "
        "one)",
        [](const TrainingGraph &graph,
-          const SolverOptions &options) -> llvm::Expected<Schedule> {
+          const SolverOptions &options) -> llvm::Expected<SolvedPlan> {
          llvm::Expected<SolverResult> best = runPortfolio(graph, options);
          if (!best)
            return best.takeError();
-         return std::move(best->schedule);
+         SolvedPlan plan(std::move(best->schedule));
+         plan.status = best->status;
+         plan.costLowerBound = best->lowerBound.value_or(0);
+         return plan;
        }},
   };
   return solvers;
+}
+
+llvm::StringRef remat::planStatusName(PlanStatus status) {
+  switch (status) {
+  case PlanStatus::Optimal:
+    return "optimal";
+  case PlanStatus::Feasible:
+    return "feasible";
+  case PlanStatus::Infeasible:
+    return "infeasible";
+  case PlanStatus::NoPlan:
+    return "no-plan";
+  case PlanStatus::Heuristic:
+    return "heuristic";
+  }
+  llvm_unreachable("unknown plan status");
+}
+
+uint64_t remat::peakLowerBound(const TrainingGraph &graph) {
+  uint64_t bound = 0;
+  for (NodeId n = 0, e = static_cast<NodeId>(graph.numNodes()); n < e; ++n) {
+    const Node &node = graph.node(n);
+    // TrainingGraph::verify bounds all bytes by 2^63-1: no sum here wraps.
+    uint64_t held = node.workspaceBytes;
+    for (ValueId in : node.inputs)
+      if (!graph.value(in).isFixed())
+        held += graph.value(in).bytes;
+    for (ValueId out : node.outputs)
+      held += graph.value(out).bytes;
+    // An in-place update hands the input's buffer to the output.
+    for (auto [in, out] : node.reuses)
+      held -= graph.value(out).bytes;
+    bound = std::max(bound, held);
+  }
+  return bound;
+}
+
+void remat::setPlanStatus(SolverResult &result, const TrainingGraph &graph,
+                          std::optional<uint64_t> budget,
+                          const SolvedPlan *plan) {
+  result.lowerBound.reset();
+  if (!budget) {
+    result.status = PlanStatus::Heuristic;
+    return;
+  }
+  const double baseCost = graph.totalCost();
+  if (*budget < peakLowerBound(graph)) {
+    result.status = PlanStatus::Infeasible;
+    return;
+  }
+  // What the solver proved; Heuristic when nothing.
+  PlanStatus claimed = plan && plan->status ? *plan->status
+                                            : PlanStatus::Heuristic;
+  if (!result.meetsBudget) {
+    // The simulation overrides a claim of a plan within the budget.
+    result.status = claimed == PlanStatus::Infeasible ? PlanStatus::Infeasible
+                                                      : PlanStatus::NoPlan;
+    return;
+  }
+  // Every plan computes every node at least once: one that computes each
+  // exactly once is optimal, whatever solver found it.
+  if (result.report.numRecomputations == 0 &&
+      result.report.totalCost <= baseCost) {
+    result.status = PlanStatus::Optimal;
+    result.lowerBound = result.report.totalCost;
+    return;
+  }
+  if (claimed == PlanStatus::Optimal || claimed == PlanStatus::Feasible) {
+    result.status = claimed;
+    result.lowerBound = std::max(baseCost, plan->costLowerBound);
+    return;
+  }
+  result.status = PlanStatus::Heuristic;
 }
 
 const SolverInfo *remat::findSolver(llvm::StringRef name) {
@@ -207,8 +319,26 @@ llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
   };
   std::optional<SolverResult> best;
   std::string errors;
+  // The best proven lower bound on the cost of a plan within the budget (the
+  // graph's total cost, or a Checkmate search's bound), and whether some
+  // solver proved the budget infeasible.
+  double bound = graph.totalCost();
+  bool provenInfeasible = false;
+  // The best plan cannot be beaten once it fits and costs no more than a
+  // proven bound: the solvers still to run (the searches, last) could only
+  // spend the time limit confirming it.
+  auto bestIsProvenOptimal = [&] {
+    return best && options.budget && best->meetsBudget &&
+           best->report.totalCost <= bound;
+  };
   for (const SolverInfo &solver : allSolvers()) {
     if (solver.name == "auto" || !solverApplies(solver, graph))
+      continue;
+    if (bestIsProvenOptimal())
+      break;
+    // Under a budget proven infeasible the searches cannot find a plan; the
+    // cheap solvers still run, for the least-peak fallback.
+    if (provenInfeasible && llvm::StringRef(solver.name).starts_with("checkmate"))
       continue;
     double remaining = options.timeLimitSeconds - elapsed();
     // The cheap solvers always run; the searches only with time left.
@@ -222,6 +352,9 @@ llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
           (errors.empty() ? "" : "; ") + llvm::toString(result.takeError());
       continue;
     }
+    if (result->lowerBound)
+      bound = std::max(bound, *result->lowerBound);
+    provenInfeasible |= result->status == PlanStatus::Infeasible;
     if (!best || betterPlan(result->report, best->report, options.budget))
       best = std::move(*result);
   }
@@ -231,6 +364,20 @@ llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
                                        errors);
   best->solver = "auto(" + best->solver + ")";
   best->solveSeconds = elapsed();
+  // The portfolio's status: the winner's, strengthened by the other
+  // solvers' proofs (a Checkmate bound that the winner meets, an
+  // infeasibility proof).
+  if (options.budget) {
+    SolvedPlan claim(Schedule{});
+    claim.costLowerBound = bound;
+    if (provenInfeasible)
+      claim.status = PlanStatus::Infeasible;
+    else if (best->meetsBudget && best->report.totalCost <= bound)
+      claim.status = PlanStatus::Optimal;
+    else if (bound > graph.totalCost())
+      claim.status = PlanStatus::Feasible;
+    setPlanStatus(*best, graph, options.budget, &claim);
+  }
   return std::move(*best);
 }
 
@@ -253,17 +400,17 @@ llvm::Expected<SolverResult> remat::runSolver(const SolverInfo &solver,
             "': invalid graph: " + llvm::toString(std::move(err)));
 
   auto begin = std::chrono::steady_clock::now();
-  llvm::Expected<Schedule> schedule = solver.fn(graph, options);
+  llvm::Expected<SolvedPlan> plan = solver.fn(graph, options);
   auto end = std::chrono::steady_clock::now();
-  if (!schedule)
+  if (!plan)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "solver '" + solver.name + "': " +
-                                       llvm::toString(schedule.takeError()));
+                                       llvm::toString(plan.takeError()));
 
   SolverResult result;
   result.solver = solver.name;
   result.solveSeconds = std::chrono::duration<double>(end - begin).count();
-  result.schedule = std::move(*schedule);
+  result.schedule = std::move(plan->schedule);
   result.report = simulate(graph, result.schedule);
   // An invalid plan is a solver bug: never hand it on as a result.
   if (!result.report.valid)
@@ -273,5 +420,6 @@ llvm::Expected<SolverResult> remat::runSolver(const SolverInfo &solver,
             "' produced an invalid plan: " + result.report.error);
   result.meetsBudget =
       !options.budget || result.report.peakBytes <= *options.budget;
+  setPlanStatus(result, graph, options.budget, &*plan);
   return result;
 }

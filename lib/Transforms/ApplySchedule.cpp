@@ -116,6 +116,7 @@ FailureOr<SolverResult> solveStep(func::FuncOp func, const TrainingGraph &graph,
     result.schedule = insertEarlyFrees(graph, order);
     result.report = simulate(graph, result.schedule);
     result.meetsBudget = !budget || result.report.peakBytes <= *budget;
+    setPlanStatus(result, graph, budget, nullptr);
     return result;
   }
   const SolverInfo *solver = findSolver(solverName);
@@ -340,6 +341,10 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
         llvm::json::Object plan{
             {"solver", result->solver},
             {"meets_budget", result->meetsBudget},
+            {"status", planStatusName(result->status)},
+            {"lower_bound", result->lowerBound
+                                ? llvm::json::Value(*result->lowerBound)
+                                : llvm::json::Value(nullptr)},
             {"solve_seconds", result->solveSeconds},
             {"simulation", result->report.toJSON(withTimeline)},
             {"schedule", result->schedule.toJSON()}};

@@ -125,6 +125,10 @@ llvm::json::Value rowToJSON(const Row &row) {
   object["recomputations"] = int64_t(report.numRecomputations);
   object["solve_seconds"] = row.result->solveSeconds;
   object["meets_budget"] = row.result->meetsBudget;
+  object["status"] = planStatusName(row.result->status);
+  object["lower_bound"] = row.result->lowerBound
+                              ? llvm::json::Value(*row.result->lowerBound)
+                              : llvm::json::Value(nullptr);
   object["schedule"] = row.result->schedule.toJSON();
   return object;
 }
@@ -140,7 +144,8 @@ void printTable(llvm::raw_ostream &os, const std::vector<Row> &rows,
      << llvm::right_justify("peak_bytes", 14) << "  "
      << llvm::right_justify("overhead", 8) << "  "
      << llvm::right_justify("recomputations", 14) << "  "
-     << llvm::right_justify("solve_s", 9) << "  meets_budget\n";
+     << llvm::right_justify("solve_s", 9) << "  meets_budget  "
+     << llvm::left_justify("status", 10) << "  lower_bound\n";
   for (const Row &row : rows) {
     if (withBudget)
       os << llvm::left_justify(row.budget ? std::to_string(*row.budget) : "-",
@@ -156,7 +161,14 @@ void printTable(llvm::raw_ostream &os, const std::vector<Row> &rows,
        << llvm::format("%8.3f", report.overhead()) << "  "
        << llvm::right_justify(std::to_string(report.numRecomputations), 14)
        << "  " << llvm::format("%9.4f", row.result->solveSeconds) << "  "
-       << (row.result->meetsBudget ? "yes" : "no") << "\n";
+       << llvm::left_justify(row.result->meetsBudget ? "yes" : "no", 12)
+       << "  "
+       << llvm::left_justify(planStatusName(row.result->status), 10) << "  ";
+    if (row.result->lowerBound)
+      os << llvm::format("%g", *row.result->lowerBound);
+    else
+      os << "-";
+    os << "\n";
   }
 }
 

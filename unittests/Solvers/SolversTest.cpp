@@ -105,6 +105,75 @@ TEST(RunSolver, SimulatesAndChecksTheBudget) {
   EXPECT_TRUE(r->meetsBudget);
 }
 
+TEST(PlanStatus, PeakLowerBoundIsTheLargestNodeFootprint) {
+  // b_i holds d_i, a_{i-1} and its output: 3 bytes; b_0 reads the fixed x.
+  TrainingGraph g = makeChain(8);
+  EXPECT_EQ(peakLowerBound(g), 3u);
+  // A workspace counts while its node runs.
+  g.node(3).workspaceBytes = 5; // f3: a2 in, a3 out, 5 of workspace
+  EXPECT_EQ(peakLowerBound(g), 7u);
+  for (const SolverInfo &solver : allSolvers()) {
+    if (!solverApplies(solver, g))
+      continue;
+    llvm::Expected<SolverResult> r = runSolver(solver, g, SolverOptions());
+    ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+    EXPECT_GE(r->report.peakBytes, peakLowerBound(g)) << solver.name;
+  }
+}
+
+TEST(PlanStatus, FollowsTheSimulationAndTheSolversProofs) {
+  TrainingGraph g = makeChain(8); // checkpoint-all peaks at 10, cost 18
+  const double baseCost = g.totalCost();
+  auto run = [&](llvm::StringRef name, std::optional<uint64_t> budget) {
+    SolverOptions options;
+    options.budget = budget;
+    options.timeLimitSeconds = 20;
+    llvm::Expected<SolverResult> r = runSolver(*findSolver(name), g, options);
+    EXPECT_TRUE(bool(r)) << llvm::toString(r.takeError());
+    return std::move(*r);
+  };
+  // No budget: plans minimise memory, nothing to prove.
+  SolverResult free = run("checkpoint-all", std::nullopt);
+  EXPECT_EQ(free.status, PlanStatus::Heuristic);
+  EXPECT_FALSE(free.lowerBound);
+  // Within the budget and computing every node once: optimal, whoever
+  // found it, with the graph's total cost as the bound.
+  SolverResult fits = run("checkpoint-all", 10);
+  EXPECT_EQ(fits.status, PlanStatus::Optimal);
+  ASSERT_TRUE(fits.lowerBound);
+  EXPECT_EQ(*fits.lowerBound, baseCost);
+  // Missed by a baseline, nothing proven.
+  EXPECT_EQ(run("checkpoint-all", 6).status, PlanStatus::NoPlan);
+  // Met by recomputing, no proof: heuristic.
+  SolverResult chen = run("chen-sqrtn", 6);
+  ASSERT_TRUE(chen.meetsBudget);
+  EXPECT_EQ(chen.status, PlanStatus::Heuristic);
+  EXPECT_FALSE(chen.lowerBound);
+  // The MILP proves its plan optimal; the portfolio inherits the proof (and
+  // stops there rather than spend its time limit).
+  SolverResult ilp = run("checkmate-ilp", 6);
+  ASSERT_TRUE(ilp.meetsBudget);
+  EXPECT_EQ(ilp.status, PlanStatus::Optimal);
+  ASSERT_TRUE(ilp.lowerBound);
+  EXPECT_GE(*ilp.lowerBound, baseCost);
+  EXPECT_LE(*ilp.lowerBound, ilp.report.totalCost * (1 + 1e-9));
+  SolverResult portfolio = run("auto", 6);
+  EXPECT_EQ(portfolio.status, PlanStatus::Optimal);
+  EXPECT_EQ(portfolio.report.totalCost, ilp.report.totalCost);
+  EXPECT_LT(portfolio.solveSeconds, 20);
+  // Below the largest node footprint (3 bytes) every solver's plan is
+  // proven infeasible, and no bound is given.
+  for (const SolverInfo &solver : allSolvers()) {
+    if (!solverApplies(solver, g))
+      continue;
+    SolverResult r = run(solver.name, 2);
+    EXPECT_FALSE(r.meetsBudget) << solver.name;
+    EXPECT_EQ(r.status, PlanStatus::Infeasible) << solver.name;
+    EXPECT_FALSE(r.lowerBound) << solver.name;
+  }
+  EXPECT_EQ(planStatusName(PlanStatus::NoPlan), "no-plan");
+}
+
 TEST(CheckpointAll, KeepsTheProgramOrderWhenItPeaksLower) {
   // The program consumes the forward value `a` in the backward node `B`
   // before the forward goes on to `b` and the loss; forward-then-backward

@@ -45,6 +45,43 @@ llvm::Error checkMemorySlots(uint64_t slots, llvm::StringRef name = "slots");
 /// Both checks on `options` (runSolver runs it before any solver).
 llvm::Error checkSolverOptions(const SolverOptions &options);
 
+/// What is known of a plan besides its simulation (DESIGN.md §6):
+enum class PlanStatus {
+  /// Within the budget and proven cheapest: it computes every node exactly
+  /// once (no plan can cost less), or an exact search proved no plan of its
+  /// model cheaper (checkmate-ilp: Checkmate's MILP, seeds/001 §4).
+  Optimal,
+  /// Within the budget, from a search that stopped before proving it
+  /// optimal; `lowerBound` says how far from optimal it can be.
+  Feasible,
+  /// No plan meets the budget, proven: some node needs more bytes with its
+  /// inputs and outputs than the budget (peakLowerBound), or Checkmate's
+  /// model has no plan within it. The plan is the solver's fallback.
+  Infeasible,
+  /// The plan misses the budget and nothing is proven: a heuristic missed
+  /// it, or a search ran out of time without a plan.
+  NoPlan,
+  /// Within the budget (or no budget was given), no optimality claim: the
+  /// baselines, and the dynamic programs, whose optimum is over their own
+  /// chain model (rotor, revolve, feng, hong), not over all plans.
+  Heuristic,
+};
+
+llvm::StringRef planStatusName(PlanStatus status);
+
+/// A solver's schedule with what the solver can prove about it; a bare
+/// Schedule converts to one with nothing proven.
+struct SolvedPlan {
+  SolvedPlan(Schedule schedule) : schedule(std::move(schedule)) {}
+  Schedule schedule;
+  /// Set by solvers that prove something (Checkmate); else the status
+  /// follows from the simulation.
+  std::optional<PlanStatus> status;
+  /// A proven lower bound on the cost of any plan within the budget (in the
+  /// solver's model), 0 when none.
+  double costLowerBound = 0;
+};
+
 struct SolverResult {
   std::string solver;
   Schedule schedule;
@@ -53,11 +90,30 @@ struct SolverResult {
   /// True when the simulated peak is within the budget (or there is none).
   bool meetsBudget = true;
   double solveSeconds = 0;
+  /// See PlanStatus; set by runSolver (statusOf) from the simulation and the
+  /// solver's own proof.
+  PlanStatus status = PlanStatus::Heuristic;
+  /// Proven lower bound on the cost of any plan within the budget, when the
+  /// status is optimal or feasible: at least the graph's total cost (every
+  /// node runs once), or the bound of the solver's search when higher.
+  std::optional<double> lowerBound;
 };
+
+/// A lower bound on the peak (non-fixed bytes) of every plan: the largest,
+/// over the nodes, of what must be held while the node runs: its non-fixed
+/// inputs, its outputs (less the inputs it may update in place) and its
+/// workspace. A budget below it is infeasible for every solver.
+uint64_t peakLowerBound(const TrainingGraph &graph);
+
+/// The status and lower bound of a simulated plan at `budget` (nullopt: no
+/// budget, where plans minimise memory and every status is heuristic), from
+/// the solver's own claim in `plan` (may be null).
+void setPlanStatus(SolverResult &result, const TrainingGraph &graph,
+                   std::optional<uint64_t> budget, const SolvedPlan *plan);
 
 /// A solver computes a schedule; it may ignore the budget (the baselines) or
 /// use it. It returns an error only for input it cannot handle.
-using SolverFn = std::function<llvm::Expected<Schedule>(
+using SolverFn = std::function<llvm::Expected<SolvedPlan>(
     const TrainingGraph &, const SolverOptions &)>;
 
 struct SolverInfo {
