@@ -83,9 +83,7 @@ Session::Session(const TrainingGraph &graph, const SolverOptions &options,
                   std::chrono::duration<double>(limit));
   report.graphNodes = graph.numNodes();
 
-  // Checkpoint-all is always a candidate: without a budget its peak is the
-  // budget (the Checkmate ILP minimises cost under a budget; at this one the
-  // optimum recomputes nothing).
+  // Checkpoint-all is always a candidate.
   Schedule all = solveCheckpointAll(graph);
   SimulationReport allReport = simulate(graph, all);
   budget = options.budget ? *options.budget : allReport.peakBytes;
@@ -93,9 +91,13 @@ Session::Session(const TrainingGraph &graph, const SolverOptions &options,
     candidates.push_back({"checkpoint-all", std::move(all), allReport});
 
   // The other registered solvers under the same budget (never this family or
-  // the portfolio, which may run this one).
+  // the portfolio, which may run this one). Without a budget they minimise
+  // memory, like every solver in that mode (SolverOptions::budget), and the
+  // least peak among their plans becomes the budget: the Checkmate ILP
+  // minimises cost under a budget, so it returns the cheapest plan at the
+  // least memory known, not checkpoint-all's plan at the most.
   SolverOptions heuristic = options;
-  heuristic.budget = budget;
+  heuristic.budget = options.budget;
   heuristic.timeLimitSeconds = std::max(1.0, 0.1 * limit);
   if (cmOptions.warmStart)
     for (const SolverInfo &solver : allSolvers()) {
@@ -113,6 +115,9 @@ Session::Session(const TrainingGraph &graph, const SolverOptions &options,
         candidates.push_back(
             {solver.name, std::move(plan->schedule), std::move(simulation)});
     }
+  if (!options.budget)
+    if (const Candidate *least = leastPeak())
+      budget = least->simulation.peakBytes;
   report.heuristicSeconds = elapsed();
 }
 

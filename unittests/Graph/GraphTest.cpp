@@ -228,11 +228,26 @@ TEST(TrainingGraph, JSONKeepsInterleavedValueIds) {
 }
 
 TEST(TrainingGraph, JSONLargeByteCounts) {
+  // Byte counts round-trip exactly up to 2^63-1, the most all values of a
+  // graph may add up to (so that no peak wraps); one more byte is an error.
   TrainingGraph g;
-  g.addFixedValue("huge", UINT64_MAX);
+  g.addFixedValue("huge", uint64_t(INT64_MAX) - 8);
+  g.addFixedValue("small", 8);
   llvm::Expected<TrainingGraph> back = TrainingGraph::fromJSON(g.toJSON());
   ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
-  EXPECT_EQ(back->value(0).bytes, UINT64_MAX);
+  EXPECT_EQ(back->value(0).bytes, uint64_t(INT64_MAX) - 8);
+  g.addFixedValue("one more", 1);
+  llvm::Expected<TrainingGraph> over = TrainingGraph::fromJSON(g.toJSON());
+  ASSERT_FALSE(bool(over));
+  EXPECT_NE(llvm::toString(over.takeError())
+                .find("the values up to value 2 'one more' add up to more "
+                      "than 2^63-1 bytes"),
+            std::string::npos);
+  TrainingGraph h;
+  h.addFixedValue("max", UINT64_MAX);
+  llvm::Expected<TrainingGraph> wrapped = TrainingGraph::fromJSON(h.toJSON());
+  ASSERT_FALSE(bool(wrapped));
+  llvm::consumeError(wrapped.takeError());
 }
 
 TEST(TrainingGraph, JSONErrors) {

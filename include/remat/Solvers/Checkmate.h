@@ -123,9 +123,10 @@ struct CheckmateReport {
   llvm::json::Value toJSON() const;
 };
 
-/// Checkmate's MILP (9) solved with CBC. Without a budget the budget is the
-/// checkpoint-all peak, where the optimal plan recomputes nothing (cost = the
-/// graph's total cost), so the result is the checkpoint-all plan. Without a
+/// Checkmate's MILP (9) solved with CBC. Without a budget (least-memory
+/// mode) the budget is the least peak of the other solvers' least-memory
+/// plans (checkpoint-all's without a warm start), and the result is the
+/// cheapest plan the model has at that memory. Without a
 /// plan within the budget, the least-peak plan known is returned and the
 /// report says Infeasible or TimeLimit; the error is only for input the
 /// solver cannot handle.
