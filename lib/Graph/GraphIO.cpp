@@ -186,13 +186,28 @@ llvm::json::Value remat::exportNodeLinkGraph(const TrainingGraph &graph) {
       {"links", std::move(links)}};
 }
 
+namespace {
+/// Called with each element of an array and its index.
+using ElementFn =
+    llvm::function_ref<llvm::Error(size_t index, const llvm::json::Value &)>;
+
+/// A node-link document as the importers read it: whether it is the
+/// project's own export, then each node and each link once, in order, nodes
+/// first. importNodeLinkGraph walks a DOM; readGraph parses the elements one
+/// at a time from the text, so that the document never exists as a DOM
+/// (JSONScanner says why).
+struct NodeLinkSource {
+  bool rematFormat;
+  llvm::function_ref<llvm::Error(ElementFn)> forEachNode;
+  llvm::function_ref<llvm::Error(ElementFn)> forEachLink;
+};
+} // namespace
+
 /// Reads the project's own node-link export back: the nodes and links carry
 /// the value ids, so the document converts to the native format
 /// (TrainingGraph::fromJSON), which checks it.
 static llvm::Expected<TrainingGraph>
-importRematNodeLink(const llvm::json::Object &root) {
-  const llvm::json::Array &nodes = *root.getArray("nodes");
-  const llvm::json::Array &links = *root.getArray("links");
+importRematNodeLink(const NodeLinkSource &source) {
   // Value slots by id: {name, bytes, producer, output}.
   std::vector<std::optional<llvm::json::Object>> values;
   auto slot = [&](int64_t v) -> std::optional<llvm::json::Object> & {
@@ -205,9 +220,11 @@ importRematNodeLink(const llvm::json::Object &root) {
   auto badValue = [](std::optional<int64_t> v) {
     return !v || *v < 0 || *v >= INT32_MAX;
   };
-  for (size_t i = 0; i < nodes.size(); ++i) {
+  if (llvm::Error err = source.forEachNode([&](size_t i,
+                                               const llvm::json::Value &element)
+                                               -> llvm::Error {
     std::string where = "nodes[" + std::to_string(i) + "]";
-    const llvm::json::Object *node = nodes[i].getAsObject();
+    const llvm::json::Object *node = element.getAsObject();
     if (!node)
       return nodeLinkError(where + ": expected an object with an integer 'id'");
     Fields fields{*node, where};
@@ -237,7 +254,7 @@ importRematNodeLink(const llvm::json::Object &root) {
                              " is defined twice");
       slot(*v) = llvm::json::Object{
           {"name", name.value_or("")}, {"bytes", *bytes}, {"producer", -1}};
-      continue;
+      return llvm::Error::success();
     }
     const llvm::json::Array *outputs = node->getArray("outputs");
     if (!outputs)
@@ -300,10 +317,14 @@ importRematNodeLink(const llvm::json::Object &root) {
     if (const llvm::json::Value *reuses = node->get("reuses"))
       converted["reuses"] = *reuses;
     graphNodes.push_back(std::move(converted));
-  }
-  for (size_t i = 0; i < links.size(); ++i) {
+    return llvm::Error::success();
+  }))
+    return std::move(err);
+  if (llvm::Error err = source.forEachLink([&](size_t i,
+                                               const llvm::json::Value &element)
+                                               -> llvm::Error {
     std::string where = "links[" + std::to_string(i) + "]";
-    const llvm::json::Object *link = links[i].getAsObject();
+    const llvm::json::Object *link = element.getAsObject();
     std::optional<int64_t> target, v;
     if (link) {
       Fields fields{*link, where};
@@ -317,7 +338,9 @@ importRematNodeLink(const llvm::json::Object &root) {
       return nodeLinkError(where + ": needs the id of an op node as 'target' "
                                    "and the value id read as 'value'");
     graphNodes[it->second].getArray("inputs")->push_back(*v);
-  }
+    return llvm::Error::success();
+  }))
+    return std::move(err);
   llvm::json::Array valueArray;
   for (size_t v = 0; v < values.size(); ++v) {
     if (!values[v])
@@ -336,16 +359,18 @@ importRematNodeLink(const llvm::json::Object &root) {
   return graph;
 }
 
-llvm::Expected<TrainingGraph>
-remat::importNodeLinkGraph(const llvm::json::Value &json) {
-  if (!isNodeLinkGraph(json))
-    return nodeLinkError("expected an object with 'nodes' and 'links' arrays");
-  const llvm::json::Object &root = *json.getAsObject();
-  if (const llvm::json::Object *attributes = root.getObject("graph"))
-    if (attributes->getString("format") == kRematNodeLinkFormat)
-      return importRematNodeLink(root);
-  const llvm::json::Array &nodes = *root.getArray("nodes");
-  const llvm::json::Array &links = *root.getArray("links");
+/// True if a document's `graph` member marks the project's own export.
+static bool isRematFormat(const llvm::json::Value *graphAttributes) {
+  const llvm::json::Object *attributes =
+      graphAttributes ? graphAttributes->getAsObject() : nullptr;
+  return attributes &&
+         attributes->getString("format") == kRematNodeLinkFormat;
+}
+
+static llvm::Expected<TrainingGraph>
+importNodeLink(const NodeLinkSource &source) {
+  if (source.rematFormat)
+    return importRematNodeLink(source);
 
   // Two dialects of the format: Checkmate's (id, cost_cpu, cost_ram,
   // backward; links source -> target) and Moccasin's generated DAGs (name
@@ -360,9 +385,10 @@ remat::importNodeLinkGraph(const llvm::json::Value &json) {
     uint64_t paramBytes;
   };
   std::vector<Entry> entries;
-  entries.reserve(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const llvm::json::Object *node = nodes[i].getAsObject();
+  if (llvm::Error err = source.forEachNode([&](size_t i,
+                                               const llvm::json::Value &element)
+                                               -> llvm::Error {
+    const llvm::json::Object *node = element.getAsObject();
     std::string where = "nodes[" + std::to_string(i) + "]";
     if (!node)
       return nodeLinkError(where + ": expected an object");
@@ -401,7 +427,9 @@ remat::importNodeLinkGraph(const llvm::json::Value &json) {
     Entry entry{*id, "", backward, *cost, *ram, params.value_or(0)};
     entry.name = !moccasin && name ? *name : "node" + std::to_string(*id);
     entries.push_back(std::move(entry));
-  }
+    return llvm::Error::success();
+  }))
+    return std::move(err);
   llvm::DenseMap<int64_t, int> indexById;
   for (size_t i = 0; i < entries.size(); ++i)
     if (!indexById.try_emplace(entries[i].id, static_cast<int>(i)).second)
@@ -409,8 +437,10 @@ remat::importNodeLinkGraph(const llvm::json::Value &json) {
                            std::to_string(entries[i].id));
 
   std::vector<std::pair<int, int>> edges; // entry indices
-  for (size_t i = 0; i < links.size(); ++i) {
-    const llvm::json::Object *link = links[i].getAsObject();
+  if (llvm::Error err = source.forEachLink([&](size_t i,
+                                               const llvm::json::Value &element)
+                                               -> llvm::Error {
+    const llvm::json::Object *link = element.getAsObject();
     std::string where = "links[" + std::to_string(i) + "]";
     std::optional<int64_t> source, target;
     if (link) {
@@ -430,7 +460,9 @@ remat::importNodeLinkGraph(const llvm::json::Value &json) {
     if (s == indexById.end() || t == indexById.end())
       return nodeLinkError(where + ": unknown node id");
     edges.push_back({s->second, t->second});
-  }
+    return llvm::Error::success();
+  }))
+    return std::move(err);
 
   // Node order: a topological order, the smallest id first among ready
   // nodes (Kahn), so that files whose ids are a topological order (all of
@@ -497,6 +529,363 @@ remat::importNodeLinkGraph(const llvm::json::Value &json) {
   return graph;
 }
 
+llvm::Expected<TrainingGraph>
+remat::importNodeLinkGraph(const llvm::json::Value &json) {
+  if (!isNodeLinkGraph(json))
+    return nodeLinkError("expected an object with 'nodes' and 'links' arrays");
+  const llvm::json::Object &root = *json.getAsObject();
+  auto each = [](const llvm::json::Array &array, ElementFn fn) -> llvm::Error {
+    for (size_t i = 0; i < array.size(); ++i)
+      if (llvm::Error err = fn(i, array[i]))
+        return err;
+    return llvm::Error::success();
+  };
+  auto forEachNode = [&](ElementFn fn) {
+    return each(*root.getArray("nodes"), fn);
+  };
+  auto forEachLink = [&](ElementFn fn) {
+    return each(*root.getArray("links"), fn);
+  };
+  return importNodeLink(
+      NodeLinkSource{isRematFormat(root.get("graph")), forEachNode,
+                     forEachLink});
+}
+
+llvm::Error remat::checkJSONNesting(llvm::StringRef text, unsigned limit) {
+  // llvm::json::parse recurses once per level of [ and {: a million `[` in
+  // a file overflow the stack before any error can be reported. Strings
+  // are skipped (with their escapes) so that brackets inside names do not
+  // count; unbalanced brackets are left for the parser to report.
+  unsigned depth = 0;
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
+    switch (text[i]) {
+    case '"':
+      for (++i; i < e && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      break;
+    case '[':
+    case '{':
+      if (++depth > limit)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            llvm::formatv("JSON nested deeper than {0} levels at byte {1} "
+                          "(a graph file needs 5)",
+                          limit, i));
+      break;
+    case ']':
+    case '}':
+      if (depth > 0)
+        --depth;
+      break;
+    default:
+      break;
+    }
+  }
+  return llvm::Error::success();
+}
+
+namespace {
+/// Reads a JSON document piecewise: the members of the root object and the
+/// elements of an array are delimited by scanning the text (strings skipped
+/// with their escapes, brackets counted), and each piece is then parsed on
+/// its own by llvm::json::parse, so that numbers, strings and errors are
+/// exactly the parser's.
+///
+/// Why not the DOM: llvm::json::parse builds the whole document, and each
+/// object in it is a DenseMap of at least 64 buckets of (ObjectKey, Value),
+/// 4 KiB for a link {"source": s, "target": t} of 30 bytes of text: a
+/// node-link file of millions of links took ~180x its size (issue 13: 8.8 GB
+/// for a 47 MB file). Why not something else of LLVM's: llvm/Support/JSON.h
+/// has only that parser and the OStream writer, no event (SAX) or pull
+/// parser.
+class JSONScanner {
+public:
+  explicit JSONScanner(llvm::StringRef text) : text(text) {}
+
+  /// An error as llvm::json::parse words it ("[line:column, byte=offset]:
+  /// message", the column counted from 0), at `offset` in the whole text.
+  llvm::Error error(size_t offset, const llvm::Twine &message) const {
+    llvm::StringRef before = text.take_front(offset);
+    size_t line = 1 + before.count('\n');
+    size_t lineStart = before.rfind('\n');
+    size_t column =
+        lineStart == llvm::StringRef::npos ? offset : offset - lineStart - 1;
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        llvm::formatv("[{0}:{1}, byte={2}]: {3}", line, column, offset,
+                      message.str()));
+  }
+
+  size_t skipSpace(size_t pos) const {
+    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t' ||
+                                 text[pos] == '\r' || text[pos] == '\n'))
+      ++pos;
+    return pos;
+  }
+
+  /// The end of the value that starts at `pos`. Exact for valid JSON; for
+  /// invalid JSON, an end at which parsing [pos, end) reports the error (the
+  /// text's end where a string or bracket is not closed, one character
+  /// where no value can start).
+  size_t valueEnd(size_t pos) const {
+    const size_t e = text.size();
+    if (pos >= e)
+      return e;
+    switch (text[pos]) {
+    case '"':
+      return stringEnd(pos);
+    case '[':
+    case '{': {
+      unsigned depth = 0;
+      for (size_t i = pos; i < e; ++i) {
+        char c = text[i];
+        if (c == '"') {
+          i = stringEnd(i) - 1;
+        } else if (c == '[' || c == '{') {
+          ++depth;
+        } else if (c == ']' || c == '}') {
+          if (--depth == 0)
+            return i + 1;
+        }
+      }
+      return e;
+    }
+    case ',':
+    case ':':
+    case ']':
+    case '}':
+      return pos + 1;
+    default: {
+      // A number or a literal: up to the next delimiter.
+      size_t i = pos;
+      while (i < e && !llvm::StringRef(" \t\r\n,:[]{}\"").contains(text[i]))
+        ++i;
+      return i;
+    }
+    }
+  }
+
+  /// Parses [begin, end) with llvm::json::parse, its error placed in the
+  /// whole text.
+  llvm::Expected<llvm::json::Value> parse(size_t begin, size_t end) const {
+    llvm::Expected<llvm::json::Value> value =
+        llvm::json::parse(text.slice(begin, end));
+    if (value)
+      return value;
+    // The parser's message is "[line:column, byte=offset]: message" in the
+    // piece; only the offset is needed to place it.
+    std::string message = llvm::toString(value.takeError());
+    llvm::StringRef rest(message);
+    size_t offset = 0;
+    rest = rest.drop_until([](char c) { return c == ','; });
+    if (rest.consume_front(", byte=") && !rest.consumeInteger(10, offset) &&
+        rest.consume_front("]: "))
+      return error(begin + offset, rest);
+    return error(begin, message);
+  }
+
+  /// Calls `fn(index, begin, end)` for each element of the array [begin,
+  /// end) (text[begin] == '['); errors in the array's own syntax are
+  /// reported as the parser would.
+  llvm::Error
+  forEachElement(size_t begin, size_t end,
+                 llvm::function_ref<llvm::Error(size_t, size_t, size_t)> fn)
+      const {
+    size_t pos = skipSpace(begin + 1);
+    if (pos < end && text[pos] == ']')
+      return llvm::Error::success();
+    for (size_t index = 0;; ++index) {
+      size_t elementEnd = std::min(valueEnd(pos), end);
+      if (llvm::Error err = fn(index, pos, elementEnd))
+        return err;
+      pos = skipSpace(elementEnd);
+      if (pos < end && text[pos] == ',') {
+        pos = skipSpace(pos + 1);
+        continue;
+      }
+      if (pos < end && text[pos] == ']')
+        return llvm::Error::success();
+      return error(std::min(pos + 1, text.size()),
+                   "Expected , or ] after array element");
+    }
+  }
+
+  /// Calls `fn(key, begin, end)` for each member of the object that starts
+  /// at `begin` (text[begin] == '{'), in order, with the value's extent;
+  /// returns the object's end. Checks the object's own syntax only: the
+  /// values are the caller's to parse.
+  llvm::Expected<size_t> forEachMember(
+      size_t begin,
+      llvm::function_ref<void(llvm::StringRef, size_t, size_t)> fn) const {
+    size_t pos = skipSpace(begin + 1);
+    if (pos < text.size() && text[pos] == '}')
+      return pos + 1;
+    for (;;) {
+      if (pos >= text.size() || text[pos] != '"')
+        return error(std::min(pos + 1, text.size()), "Expected object key");
+      size_t keyEnd = stringEnd(pos);
+      llvm::Expected<llvm::json::Value> key = parse(pos, keyEnd);
+      if (!key)
+        return key.takeError();
+      pos = skipSpace(keyEnd);
+      if (pos >= text.size() || text[pos] != ':')
+        return error(std::min(pos + 1, text.size()),
+                     "Expected : after object key");
+      pos = skipSpace(pos + 1);
+      size_t valueEndPos = valueEnd(pos);
+      fn(*key->getAsString(), pos, valueEndPos);
+      pos = skipSpace(valueEndPos);
+      if (pos < text.size() && text[pos] == ',') {
+        pos = skipSpace(pos + 1);
+        continue;
+      }
+      if (pos < text.size() && text[pos] == '}')
+        return pos + 1;
+      return error(std::min(pos + 1, text.size()),
+                   "Expected , or } after object property");
+    }
+  }
+
+  char at(size_t pos) const { return pos < text.size() ? text[pos] : 0; }
+  size_t size() const { return text.size(); }
+
+private:
+  /// The end of the string that starts at `pos` (after its closing quote),
+  /// or the text's end if it is not closed.
+  size_t stringEnd(size_t pos) const {
+    for (size_t i = pos + 1, e = text.size(); i < e; ++i) {
+      if (text[i] == '\\')
+        ++i;
+      else if (text[i] == '"')
+        return i + 1;
+    }
+    return text.size();
+  }
+
+  llvm::StringRef text;
+};
+
+/// A member of the root object: its key and the extent of its value.
+struct Member {
+  std::string key;
+  size_t begin, end;
+};
+} // namespace
+
+llvm::Expected<TrainingGraph> remat::readGraph(llvm::StringRef text,
+                                               llvm::StringRef name) {
+  auto invalidJSON = [&](llvm::Error err) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "'" + name + "' is not valid JSON: " +
+                                       llvm::toString(std::move(err)));
+  };
+  auto badGraph = [&](llvm::Error err) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "'" + name + "': " +
+                                       llvm::toString(std::move(err)));
+  };
+  if (llvm::Error err = checkJSONNesting(text))
+    return badGraph(std::move(err));
+  JSONScanner scanner(text);
+  // As llvm::json::parse, the encoding first, so that the first error is
+  // the same as the parser's.
+  size_t badByte = 0;
+  if (!llvm::json::isUTF8(text, &badByte))
+    return invalidJSON(scanner.error(badByte, "Invalid UTF-8 sequence"));
+
+  // The root object's members (the last of a repeated key wins, as in the
+  // parser). A syntax error of the root object itself is reported only
+  // after the members before it are checked, so that the first error in
+  // the text is reported, as the parser does.
+  std::vector<Member> members;
+  std::optional<llvm::Error> rootError;
+  size_t root = scanner.skipSpace(0);
+  bool rootIsObject = scanner.at(root) == '{';
+  if (rootIsObject) {
+    llvm::Expected<size_t> rootEnd = scanner.forEachMember(
+        root, [&](llvm::StringRef key, size_t begin, size_t end) {
+          members.push_back(Member{key.str(), begin, end});
+        });
+    if (!rootEnd) {
+      rootError = rootEnd.takeError();
+    } else if (size_t after = scanner.skipSpace(*rootEnd);
+               after != scanner.size()) {
+      rootError = scanner.error(after, "Text after end of document");
+    }
+  }
+  auto findMember = [&](llvm::StringRef key) -> const Member * {
+    for (size_t i = members.size(); i-- > 0;)
+      if (members[i].key == key)
+        return &members[i];
+    return nullptr;
+  };
+  // Every value parses, the arrays element by element: the parser's first
+  // error, found without building the document.
+  auto parseAndDrop = [&](size_t, size_t begin, size_t end) -> llvm::Error {
+    llvm::Expected<llvm::json::Value> value = scanner.parse(begin, end);
+    return value ? llvm::Error::success() : value.takeError();
+  };
+  for (const Member &member : members) {
+    llvm::Error err =
+        scanner.at(member.begin) == '['
+            ? scanner.forEachElement(member.begin, member.end, parseAndDrop)
+            : parseAndDrop(0, member.begin, member.end);
+    if (err) {
+      if (rootError)
+        llvm::consumeError(std::move(*rootError));
+      return invalidJSON(std::move(err));
+    }
+  }
+  if (rootError)
+    return invalidJSON(std::move(*rootError));
+
+  const Member *nodes = findMember("nodes");
+  const Member *links = findMember("links");
+  if (!rootIsObject || !nodes || !links || scanner.at(nodes->begin) != '[' ||
+      scanner.at(links->begin) != '[') {
+    // The native format (or not a graph): its reader takes a DOM.
+    llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
+    if (!json)
+      return invalidJSON(json.takeError());
+    llvm::Expected<TrainingGraph> graph = isNodeLinkGraph(*json)
+                                              ? importNodeLinkGraph(*json)
+                                              : TrainingGraph::fromJSON(*json);
+    if (!graph)
+      return badGraph(graph.takeError());
+    return graph;
+  }
+
+  // A node-link document, valid JSON: the importer reads it one element at
+  // a time (a second parse of each, cheaper than keeping them).
+  bool rematFormat = false;
+  if (const Member *graphMember = findMember("graph")) {
+    llvm::Expected<llvm::json::Value> attributes =
+        scanner.parse(graphMember->begin, graphMember->end);
+    if (!attributes)
+      return invalidJSON(attributes.takeError());
+    rematFormat = isRematFormat(&*attributes);
+  }
+  auto elements = [&](const Member &array, ElementFn fn) {
+    return scanner.forEachElement(
+        array.begin, array.end,
+        [&](size_t index, size_t begin, size_t end) -> llvm::Error {
+          llvm::Expected<llvm::json::Value> element =
+              scanner.parse(begin, end);
+          if (!element)
+            return element.takeError();
+          return fn(index, *element);
+        });
+  };
+  auto forEachNode = [&](ElementFn fn) { return elements(*nodes, fn); };
+  auto forEachLink = [&](ElementFn fn) { return elements(*links, fn); };
+  llvm::Expected<TrainingGraph> graph =
+      importNodeLink(NodeLinkSource{rematFormat, forEachNode, forEachLink});
+  if (!graph)
+    return badGraph(graph.takeError());
+  return graph;
+}
+
 llvm::Expected<TrainingGraph> remat::loadGraphFile(llvm::StringRef path) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFileOrSTDIN(path);
@@ -504,18 +893,5 @@ llvm::Expected<TrainingGraph> remat::loadGraphFile(llvm::StringRef path) {
     return llvm::createStringError(buffer.getError(),
                                    "cannot read '" + path + "': " +
                                        buffer.getError().message());
-  llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse((*buffer)->getBuffer());
-  if (!json)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "'" + path + "' is not valid JSON: " + llvm::toString(json.takeError()));
-  llvm::Expected<TrainingGraph> graph = isNodeLinkGraph(*json)
-                                            ? importNodeLinkGraph(*json)
-                                            : TrainingGraph::fromJSON(*json);
-  if (!graph)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "'" + path + "': " +
-                                       llvm::toString(graph.takeError()));
-  return graph;
+  return readGraph((*buffer)->getBuffer(), path);
 }

@@ -2,6 +2,8 @@
 
 #include "remat/Graph/GraphIO.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include "gtest/gtest.h"
 
 using namespace remat;
@@ -139,6 +141,10 @@ TEST(GraphIO, NodeLinkFieldsMustHaveTheirTypes) {
     std::string err = importError(text);
     EXPECT_NE(err.find(c.error), std::string::npos)
         << "input: " << text << "\nerror: " << err;
+    // The text reader, one element at a time, names the same field.
+    llvm::Expected<TrainingGraph> read = readGraph(text, "g.json");
+    ASSERT_FALSE(static_cast<bool>(read));
+    EXPECT_EQ(llvm::toString(read.takeError()), "'g.json': " + err);
   }
 }
 
@@ -257,4 +263,104 @@ TEST(GraphIO, ImportsMoccasinGraphs) {
   // node2's parameters are fixed memory it reads.
   EXPECT_EQ(graph->fixedBytes(), 8u);
   EXPECT_FALSE(static_cast<bool>(graph->verify()));
+}
+
+namespace {
+std::string readError(llvm::StringRef text) {
+  llvm::Expected<TrainingGraph> graph = readGraph(text, "g.json");
+  return graph ? std::string() : llvm::toString(graph.takeError());
+}
+} // namespace
+
+// readGraph parses a node-link document one element at a time; the graph
+// it reads is the DOM readers' graph.
+TEST(GraphIO, ReadGraphReadsWhatTheDOMReadersRead) {
+  TrainingGraph g;
+  ValueId x = g.addFixedValue("x", 8);
+  NodeId f = g.addNode("f", "op", 2, Phase::Forward, {x});
+  ValueId a = g.addOutput(f, "a", 4);
+  NodeId b = g.addNode("b", "op", 3, Phase::Backward, {a, x});
+  g.markOutput(g.addOutput(b, "d", 8));
+  std::string exported = llvm::formatv("{0:2}", exportNodeLinkGraph(g)).str();
+  std::string native = llvm::formatv("{0}", g.toJSON()).str();
+  const char *moccasin =
+      R"({"nodes": [{"name": 0, "duration": 0, "out_cost": 10, "param_cost": 0},
+                    {"name": 2, "duration": 7, "out_cost": 20, "param_cost": 8},
+                    {"name": 1, "duration": 5, "out_cost": 4}],
+          "links": [{"0": 0, "1": 2}, {"0": 2, "1": 1}, {"0": 0, "1": 1}]})";
+  for (llvm::StringRef text : {llvm::StringRef(kChain), llvm::StringRef(moccasin),
+                               llvm::StringRef(exported),
+                               llvm::StringRef(native)}) {
+    llvm::json::Value json = parse(text);
+    llvm::Expected<TrainingGraph> dom = isNodeLinkGraph(json)
+                                            ? importNodeLinkGraph(json)
+                                            : TrainingGraph::fromJSON(json);
+    ASSERT_TRUE(static_cast<bool>(dom)) << llvm::toString(dom.takeError());
+    llvm::Expected<TrainingGraph> read = readGraph(text, "g.json");
+    ASSERT_TRUE(static_cast<bool>(read)) << llvm::toString(read.takeError());
+    EXPECT_EQ(llvm::json::Value(read->toJSON()),
+              llvm::json::Value(dom->toJSON()))
+        << text.str();
+  }
+}
+
+// Invalid JSON: the parser's first error, at the same place in the file, as
+// when the whole document was parsed at once.
+TEST(GraphIO, ReadGraphReportsTheParsersFirstError) {
+  const char *texts[] = {
+      "",
+      "  ",
+      "{",
+      R"({"a")",
+      R"({"a":)",
+      R"({"a": 1,)",
+      "{1: 2}",
+      R"({"nodes": [], "links": [1 2]})",
+      R"({"nodes": [] "links": []})",
+      R"({"nodes": [], "links": []} x)",
+      R"({"nodes": [{"id": 0}], "links": [)",
+      R"({"nodes": [{"id": 0}], "links": ["abc)",
+      R"({"nodes": [{"id": 0}], "links": [], "x": [1,]})",
+      R"({"nodes": [], "links": [{"source": 0, "target": 0,}]})",
+      R"({"nodes": [], "links": [], "x": "\q"})",
+      "{\"nodes\": [\"\xff\"], \"links\": []}",
+      // A graph error (nodes[0].id) before a syntax error: the syntax error.
+      R"({"nodes": [{"id": "x"}],
+          "links": [{"source": 0, "target": 1}
+                    {"source": 1, "target": 2}]})",
+  };
+  for (const char *text : texts) {
+    llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
+    ASSERT_FALSE(static_cast<bool>(json)) << text;
+    EXPECT_EQ(readError(text),
+              "'g.json' is not valid JSON: " + llvm::toString(json.takeError()))
+        << text;
+  }
+}
+
+// llvm::json::parse recurses per level; a nesting deeper than the limit is
+// an error found before it runs (a million `[` overflowed the stack).
+TEST(GraphIO, JSONNestingLimit) {
+  std::string deep(1000000, '[');
+  EXPECT_EQ(readError(deep), "'g.json': JSON nested deeper than 64 levels at "
+                             "byte 64 (a graph file needs 5)");
+  EXPECT_FALSE(static_cast<bool>(checkJSONNesting(std::string(64, '['))));
+  llvm::Error err = checkJSONNesting(std::string(65, '['));
+  EXPECT_EQ(llvm::toString(std::move(err)),
+            "JSON nested deeper than 64 levels at byte 64 (a graph file "
+            "needs 5)");
+  // Closed levels do not add up; brackets in strings, escaped quotes
+  // included, do not count.
+  std::string wide;
+  for (int i = 0; i < 1000; ++i)
+    wide += "[[[]]],";
+  EXPECT_FALSE(static_cast<bool>(checkJSONNesting("[" + wide + "1]")));
+  std::string quoted = "[\"\\\"" + std::string(100, '[') + "\"]";
+  EXPECT_FALSE(static_cast<bool>(checkJSONNesting(quoted)));
+  EXPECT_FALSE(static_cast<bool>(checkJSONNesting(quoted, 1)));
+  EXPECT_TRUE(static_cast<bool>(llvm::json::parse(quoted)));
+  err = checkJSONNesting("[[1]]", 1);
+  EXPECT_EQ(llvm::toString(std::move(err)),
+            "JSON nested deeper than 1 levels at byte 1 (a graph file needs "
+            "5)");
 }

@@ -39,7 +39,31 @@ llvm::json::Value exportNodeLinkGraph(const TrainingGraph &graph);
 /// "links" arrays).
 bool isNodeLinkGraph(const llvm::json::Value &json);
 
-/// Reads a graph file in either format (detected from its content).
+/// The deepest nesting of arrays and objects a graph document may have.
+/// Graph files need 5 (root, nodes, node, outputs, output); the limit keeps
+/// llvm::json::parse, which recurses once per level, far from the end of
+/// the stack.
+constexpr unsigned kMaxGraphJSONNesting = 64;
+
+/// An error ("JSON nested deeper than 64 levels at byte N") if `text` nests
+/// arrays and objects deeper than `limit`, counting brackets outside
+/// strings. A byte scan that allocates nothing: run it before
+/// llvm::json::parse on untrusted text.
+llvm::Error checkJSONNesting(llvm::StringRef text,
+                             unsigned limit = kMaxGraphJSONNesting);
+
+/// Reads a graph document in either format (detected from its content) from
+/// `text`; `name` (the file) prefixes the errors: "'name' is not valid JSON:
+/// [line:column, byte=N]: ..." as llvm::json::parse words it, or "'name':
+/// ..." for a graph error. The nesting is checked first
+/// (checkJSONNesting). A node-link document is read one node and one link at
+/// a time and never exists as a DOM, so that its peak memory is a small
+/// multiple of the file (the DOM took ~180x); the native format is read
+/// through a DOM (TrainingGraph::fromJSON).
+llvm::Expected<TrainingGraph> readGraph(llvm::StringRef text,
+                                        llvm::StringRef name);
+
+/// Reads a graph file (or stdin for "-") with readGraph.
 llvm::Expected<TrainingGraph> loadGraphFile(llvm::StringRef path);
 
 } // namespace remat
