@@ -509,6 +509,47 @@ TrainingGraph::fromJSON(const llvm::json::Value &json) {
         return std::move(err);
   }
 
+  return fromParts(std::move(graph.nodes), std::move(graph.values));
+}
+
+llvm::Expected<TrainingGraph>
+TrainingGraph::fromParts(std::vector<Node> nodes,
+                         std::vector<GraphValue> values) {
+  if (nodes.size() > static_cast<size_t>(INT32_MAX) ||
+      values.size() > static_cast<size_t>(INT32_MAX))
+    return makeError("graph: too many nodes or values");
+  const int numNodesI = static_cast<int>(nodes.size());
+  const int numValuesI = static_cast<int>(values.size());
+  auto checkIds = [&](const std::vector<ValueId> &ids, NodeId n,
+                      const char *what) -> llvm::Error {
+    for (ValueId id : ids)
+      if (id < 0 || id >= numValuesI)
+        return makeError("graph: node " + llvm::Twine(n) + " '" +
+                         nodes[n].name + "' has " + what + " id " +
+                         llvm::Twine(id) + " out of range [0, " +
+                         llvm::Twine(numValuesI) + ")");
+    return llvm::Error::success();
+  };
+  for (int n = 0; n < numNodesI; ++n) {
+    Node &node = nodes[n];
+    if (llvm::Error err = checkIds(node.inputs, n, "input"))
+      return std::move(err);
+    if (llvm::Error err = checkIds(node.outputs, n, "output"))
+      return std::move(err);
+    for (auto [in, out] : node.reuses)
+      if (llvm::Error err = checkIds({in, out}, n, "reuse"))
+        return std::move(err);
+  }
+  for (int v = 0; v < numValuesI; ++v) {
+    values[v].users.clear();
+    if (values[v].producer < -1 || values[v].producer >= numNodesI)
+      return makeError("graph: value " + llvm::Twine(v) + " '" +
+                       values[v].name + "' has producer " +
+                       llvm::Twine(values[v].producer) + " out of range");
+  }
+  TrainingGraph graph;
+  graph.nodes = std::move(nodes);
+  graph.values = std::move(values);
   // Nodes are visited in increasing id order, so the users lists come out
   // sorted; duplicate inputs are left for verify() to report.
   for (int n = 0; n < numNodesI; ++n)

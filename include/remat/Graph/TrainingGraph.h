@@ -108,6 +108,13 @@ public:
   llvm::json::Value toJSON() const;
   static llvm::Expected<TrainingGraph> fromJSON(const llvm::json::Value &json);
 
+  /// A graph from its nodes and values as a file gives them, with explicit
+  /// ids (users lists are derived here): every id is range-checked, then the
+  /// graph verified. The readers build graphs with it without an
+  /// intermediate JSON document.
+  static llvm::Expected<TrainingGraph> fromParts(std::vector<Node> nodes,
+                                                 std::vector<GraphValue> values);
+
 private:
   std::vector<Node> nodes;
   std::vector<GraphValue> values;
