@@ -84,7 +84,7 @@ cl::opt<double> timeLimit(
     "time-limit",
     cl::desc("Wall-clock limit in seconds (finite, > 0) for solvers that "
              "search (auto, checkmate-ilp, checkmate-lp, hong-cubic)"),
-    cl::init(60.0), cl::cat(category));
+    cl::init(remat::kDefaultTimeLimitSeconds), cl::cat(category));
 cl::opt<unsigned> slots("slots",
                         cl::desc("Memory slots S of rotor and revolve, in "
                                  "[1, 2^20]"),

@@ -66,7 +66,7 @@ cl::opt<unsigned> sweepPoints("sweep-points",
 cl::opt<double> timeLimit("time-limit",
                           cl::desc("Time limit of searching solvers (s, "
                                    "finite, > 0)"),
-                          cl::init(60.0), cl::cat(category));
+                          cl::init(kDefaultTimeLimitSeconds), cl::cat(category));
 cl::opt<unsigned> slots("slots",
                         cl::desc("Memory slots S of rotor and revolve, in "
                                  "[1, 2^20]"),

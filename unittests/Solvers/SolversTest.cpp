@@ -590,12 +590,20 @@ TEST(RandomGraphs, BaselinesAndMasksGiveValidPlans) {
       ++numPlans;
     }
 
-    // Through runSolver too, as the tools call it.
+    // Through runSolver too, as the tools call it. Without a budget the
+    // Checkmate solvers (and auto, which runs them) search for the cheapest
+    // plan at the least memory the others find, with CBC: on the first 10
+    // graphs only, with a short limit.
     for (const SolverInfo &solver : allSolvers()) {
       if (!solverApplies(solver, g))
         continue;
-      llvm::Expected<SolverResult> result =
-          runSolver(solver, g, SolverOptions());
+      llvm::StringRef name = solver.name;
+      bool searches = name.starts_with("checkmate") || name == "auto";
+      if (searches && iter >= 10)
+        continue;
+      SolverOptions options;
+      options.timeLimitSeconds = 1;
+      llvm::Expected<SolverResult> result = runSolver(solver, g, options);
       ASSERT_TRUE(bool(result))
           << ctx << ": " << llvm::toString(result.takeError());
       EXPECT_TRUE(result->meetsBudget);

@@ -16,12 +16,18 @@
 
 namespace remat {
 
+/// The default time limit of the searching solvers, in every front end
+/// (remat-solve, remat-run, and the pass options of Passes.td / Passes.h,
+/// which repeat the number: tablegen cannot name it): short enough that
+/// `auto` finishes within it on graphs of a few hundred nodes.
+constexpr double kDefaultTimeLimitSeconds = 10;
+
 struct SolverOptions {
   /// Memory budget for non-fixed bytes; std::nullopt means "least memory".
   std::optional<uint64_t> budget;
   /// Wall-clock limit for solvers that search (seconds): finite and positive
   /// (checkTimeLimit).
-  double timeLimitSeconds = 60;
+  double timeLimitSeconds = kDefaultTimeLimitSeconds;
   /// S, the number of slots the memory budget is divided into by the
   /// dynamic programs that discretise memory (rotor, revolve: seeds/004
   /// §5.2). More slots round sizes less and cost O(S) more time and memory.

@@ -43,7 +43,7 @@ struct RematPipelineOptions
       *this, "time-limit",
       llvm::cl::desc("Wall-clock limit in seconds for solvers that search "
                      "(auto, checkmate-ilp, checkmate-lp, hong-cubic)"),
-      llvm::cl::init(60.0)};
+      llvm::cl::init(10.0)};
   Option<unsigned> slots{
       *this, "slots",
       llvm::cl::desc("Memory slots S of the discretised dynamic programs "

@@ -191,7 +191,7 @@ def RematApplyPass : Pass<"remat-apply", "mlir::func::FuncOp"> {
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
            "Memory budget: bytes (with optional KiB/MiB/GiB), N% of the "
            "checkpoint-all peak, or empty for none">,
-    Option<"timeLimit", "time-limit", "double", /*default=*/"60",
+    Option<"timeLimit", "time-limit", "double", /*default=*/"10",
            "Wall-clock limit in seconds (finite, > 0) for solvers that "
            "search (auto, checkmate-ilp, checkmate-lp, hong-cubic)">,
     Option<"slots", "slots", "unsigned", /*default=*/"500",
@@ -223,7 +223,7 @@ def RematReportPass : Pass<"remat-print-report", "mlir::ModuleOp"> {
            "Solver name or 'all'">,
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
            "Memory budget (bytes, KiB/MiB/GiB, or N%)">,
-    Option<"timeLimit", "time-limit", "double", /*default=*/"60",
+    Option<"timeLimit", "time-limit", "double", /*default=*/"10",
            "Wall-clock limit in seconds (finite, > 0) for solvers that "
            "search">,
     Option<"slots", "slots", "unsigned", /*default=*/"500",
@@ -260,7 +260,7 @@ def RematCheckOptionsPass : Pass<"remat-check-options", "mlir::ModuleOp"> {
            "The solver remat-apply will run">,
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
            "The budget remat-apply will use">,
-    Option<"timeLimit", "time-limit", "double", /*default=*/"60",
+    Option<"timeLimit", "time-limit", "double", /*default=*/"10",
            "Wall-clock limit in seconds (finite, > 0)">,
     Option<"slots", "slots", "unsigned", /*default=*/"500",
            "Memory slots S in [1, 2^20]">,
