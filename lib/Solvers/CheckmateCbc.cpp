@@ -138,15 +138,22 @@ CbcOutcome checkmate::runCbc(const Formulation &formulation,
   // 2-core machine with limits of 2 to 8 s). The formulation is already
   // tight (CheckmateModel.cpp); without preprocessing CBC proves the same
   // optima, and a stop at the limit leaves the incumbent intact.
-  // -probingCuts off: CglProbing aborts on assertions of Debian's CoinUtils
-  // build (`colUpper[i]==floor(colUpper[i]+0.5)`, `newSol>solMove`) or loops
-  // without looking at the clock when memory coefficients span many orders
-  // of magnitude (tensors of 10^9..10^16 bytes next to 4-byte ones; found by
-  // remat-property-check, test/Solvers/Inputs/cbc-crash-*.json).
   std::vector<const char *> args = {
-      "remat-checkmate", "-log",        "0",     "-timeMode",   "elapsed",
-      "-preprocess",     "off",         "-probingCuts", "off",  "-sec",
-      limit.c_str(),     "-ratioGap",   "1e-7"};
+      "remat-checkmate", "-log",       "0",   "-timeMode", "elapsed",
+      "-preprocess",     "off",        "-sec", limit.c_str(), "-ratioGap",
+      "1e-7"};
+  // -probingCuts off where memory coefficients span many orders of
+  // magnitude (budgets above 2^28 memory units: tensors of 10^9..10^16 bytes
+  // next to 4-byte ones, found by remat-property-check,
+  // test/Solvers/Inputs/cbc-crash-*.json): CglProbing then aborts on
+  // assertions of Debian's CoinUtils build (`colUpper[i]==floor(colUpper[i]
+  // +0.5)`, `newSol>solMove`) or loops without looking at the clock.
+  // Elsewhere probing stays: without it CBC proved the chain tests' optima
+  // several times slower (unittests/Solvers/CheckmateTest.cpp).
+  if (formulation.budgetUnits() > (uint64_t(1) << 28)) {
+    args.push_back("-probingCuts");
+    args.push_back("off");
+  }
   // The cutoff prunes every node that cannot beat the best plan known
   // (slightly above it, so that CBC may still report an equal one).
   std::string cutoffText;

@@ -119,6 +119,8 @@ public:
   size_t numColumns() const { return numCols; }
   size_t numRows() const { return rowLower.size(); }
   size_t numIntegers() const { return numInts; }
+  /// The budget in memory units: the largest memory coefficient of (9).
+  uint64_t budgetUnits() const { return budget; }
 
 private:
   int colR(int t, int i) const { return rBase + t * (t + 1) / 2 + i; }
