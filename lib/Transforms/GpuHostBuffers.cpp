@@ -4,9 +4,12 @@
 // allocate, launch, free and call. Every `memref.alloc` becomes a `gpu.alloc`
 // and every `memref.dealloc` a `gpu.dealloc` *at the same place*, so that the
 // device program allocates the buffers the simulator predicts and frees them
-// where remat-early-free put the frees. Whatever would still touch buffer
-// contents on the host is an error: after this pass every buffer lives on the
-// device.
+// where remat-early-free put the frees. After this pass every buffer lives on
+// the device. An op left on the host that reads or writes buffer contents (a
+// `main` that extracts and prints the step's loss) works on a host copy: the
+// buffer is copied to a host allocation before it (gpu.memcpy) and back after
+// it if it writes, and the copy is freed right after, so that the device
+// figures the simulator predicts are unchanged.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,21 +33,61 @@ using namespace mlir;
 
 namespace {
 
-/// Whether `op` reads or writes the contents of a memref on the host.
-bool accessesBufferContents(Operation *op) {
+/// The device buffers `op` reads or writes on the host, each with whether it
+/// writes; in operand order, each once.
+SmallVector<std::pair<Value, bool>> hostAccesses(Operation *op) {
+  SmallVector<std::pair<Value, bool>> accesses;
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);
   if (!effects)
-    return false;
+    return accesses;
   SmallVector<MemoryEffects::EffectInstance> instances;
   effects.getEffects(instances);
   for (const MemoryEffects::EffectInstance &effect : instances) {
-    if (!isa<MemoryEffects::Read, MemoryEffects::Write>(effect.getEffect()))
+    bool writes = isa<MemoryEffects::Write>(effect.getEffect());
+    if (!writes && !isa<MemoryEffects::Read>(effect.getEffect()))
       continue;
     Value value = effect.getValue();
-    if (value && isa<BaseMemRefType>(value.getType()))
-      return true;
+    if (!value || !isa<BaseMemRefType>(value.getType()))
+      continue;
+    auto *it = llvm::find_if(accesses, [&](auto &a) { return a.first == value; });
+    if (it == accesses.end())
+      accesses.push_back({value, writes});
+    else
+      it->second |= writes;
   }
-  return false;
+  return accesses;
+}
+
+/// Runs `op` on host copies of the device buffers it accesses (see the file
+/// comment); fails, with an error at `op`, on a buffer that gpu.memcpy cannot
+/// copy whole (a strided view, a dynamic shape).
+LogicalResult accessThroughHostCopies(IRRewriter &rewriter, Operation *op) {
+  SmallVector<std::pair<Value, bool>> accesses = hostAccesses(op);
+  for (auto [buffer, writes] : accesses) {
+    auto type = dyn_cast<MemRefType>(buffer.getType());
+    if (!type || !type.getLayout().isIdentity() || !type.hasStaticShape())
+      return op->emitError()
+             << "remat-host-buffers-to-gpu: '" << op->getName()
+             << "' reads or writes a device buffer of type " << buffer.getType()
+             << " on the host; only statically shaped identity-layout buffers "
+                "can be copied to the host for it";
+  }
+  for (auto [buffer, writes] : accesses) {
+    auto type = cast<MemRefType>(buffer.getType());
+    Location loc = op->getLoc();
+    rewriter.setInsertionPoint(op);
+    // A host allocation: created after the walk, so it stays memref.alloc.
+    Value host = memref::AllocOp::create(rewriter, loc, type);
+    gpu::MemcpyOp::create(rewriter, loc, /*asyncToken=*/Type(),
+                          /*asyncDependencies=*/ValueRange(), host, buffer);
+    op->replaceUsesOfWith(buffer, host);
+    rewriter.setInsertionPointAfter(op);
+    if (writes)
+      gpu::MemcpyOp::create(rewriter, loc, /*asyncToken=*/Type(),
+                            /*asyncDependencies=*/ValueRange(), buffer, host);
+    memref::DeallocOp::create(rewriter, loc, host);
+  }
+  return success();
 }
 
 struct RematHostBuffersToGpuPass
@@ -120,12 +163,8 @@ bool RematHostBuffersToGpuPass::convertFunction(func::FuncOp func) {
     if (isa<func::CallOp>(op) ||
         isa_and_nonnull<gpu::GPUDialect>(op->getDialect()))
       continue;
-    if (accessesBufferContents(op)) {
-      op->emitError() << "remat-host-buffers-to-gpu: '" << op->getName()
-                      << "' would access a device buffer from the host (it "
-                         "was not placed in a kernel)";
+    if (failed(accessThroughHostCopies(rewriter, op)))
       ok = false;
-    }
   }
   return ok;
 }

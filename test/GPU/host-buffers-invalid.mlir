@@ -1,12 +1,16 @@
 // RUN: remat-opt %s --split-input-file --verify-diagnostics --remat-host-buffers-to-gpu -o /dev/null
 
-// Buffer contents touched on the host (an op that was not put in a kernel).
-func.func @host_store() -> memref<f32> {
-  %a = memref.alloc() : memref<f32>
+// Buffer contents touched on the host through a strided view: gpu.memcpy
+// copies whole contiguous buffers only (contiguous ones are copied to the
+// host and back: host-buffers.mlir).
+func.func @host_store_strided() -> memref<4x4xf32> {
+  %a = memref.alloc() : memref<4x4xf32>
+  %v = memref.subview %a[0, 0] [2, 4] [1, 1] : memref<4x4xf32> to memref<2x4xf32, strided<[4, 1]>>
   %zero = arith.constant 0.0 : f32
-  // expected-error @+1 {{'memref.store' would access a device buffer from the host}}
-  memref.store %zero, %a[] : memref<f32>
-  return %a : memref<f32>
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'memref.store' reads or writes a device buffer of type 'memref<2x4xf32, strided<[4, 1]>>' on the host; only statically shaped identity-layout buffers can be copied to the host for it}}
+  memref.store %zero, %v[%c0, %c0] : memref<2x4xf32, strided<[4, 1]>>
+  return %a : memref<4x4xf32>
 }
 
 // -----

@@ -72,3 +72,34 @@ func.func @copy_and_print() {
   memref.dealloc %b : memref<4x4xf32>
   return
 }
+
+// -----
+
+// A main that reads the step's result on the host (the loss, extracted and
+// printed) and writes one: each access works on a host copy made right before
+// it (gpu.memcpy device -> host), written back after a store, and freed right
+// after, so the device buffers stay where the simulator put them.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[L:.*]] = call @step_result() : () -> memref<f32>
+// CHECK-NEXT: %[[H:.*]] = memref.alloc() : memref<f32>
+// CHECK-NEXT: gpu.memcpy  %[[H]], %[[L]] : memref<f32>, memref<f32>
+// CHECK-NEXT: %[[V:.*]] = memref.load %[[H]][] : memref<f32>
+// CHECK-NEXT: memref.dealloc %[[H]] : memref<f32>
+// CHECK-NEXT: vector.print %[[V]] : f32
+// CHECK-NEXT: %[[W:.*]] = memref.alloc() : memref<f32>
+// CHECK-NEXT: gpu.memcpy  %[[W]], %[[L]] : memref<f32>, memref<f32>
+// CHECK-NEXT: memref.store %[[V]], %[[W]][] : memref<f32>
+// CHECK-NEXT: gpu.memcpy  %[[L]], %[[W]] : memref<f32>, memref<f32>
+// CHECK-NEXT: memref.dealloc %[[W]] : memref<f32>
+// CHECK-NEXT: gpu.dealloc %[[L]] : memref<f32>
+module attributes {gpu.container_module} {
+  func.func private @step_result() -> memref<f32>
+  func.func @main() {
+    %l = call @step_result() : () -> memref<f32>
+    %v = memref.load %l[] : memref<f32>
+    vector.print %v : f32
+    memref.store %v, %l[] : memref<f32>
+    memref.dealloc %l : memref<f32>
+    return
+  }
+}
