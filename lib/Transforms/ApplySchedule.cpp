@@ -101,12 +101,16 @@ std::pair<uint64_t, std::string> leastFeasibleBudget(const TrainingGraph &graph)
   return best;
 }
 
-/// Runs one solver (or 'none': the program order) on the graph.
+/// Runs one solver (or 'none': the program order) on the graph. A solver
+/// that fails is an error at `func`, or, with `failureMessage`, its message
+/// there
+/// (a report of every solver goes on with the others).
 FailureOr<SolverResult> solveStep(func::FuncOp func, const TrainingGraph &graph,
                                   StringRef solverName,
                                   std::optional<uint64_t> budget,
                                   double timeLimitSeconds,
-                                  unsigned memorySlots) {
+                                  unsigned memorySlots,
+                                  std::string *failureMessage = nullptr) {
   if (solverName == "none") {
     std::vector<NodeId> order(graph.numNodes());
     for (NodeId i = 0; i < static_cast<NodeId>(order.size()); ++i)
@@ -133,6 +137,10 @@ FailureOr<SolverResult> solveStep(func::FuncOp func, const TrainingGraph &graph,
     std::string message = llvm::toString(result.takeError());
     StringRef detail(message);
     detail.consume_front(("solver '" + solverName + "': ").str());
+    if (failureMessage) {
+      *failureMessage = detail.str();
+      return failure();
+    }
     return func.emitError("solver '")
            << solverName << "' failed on '" << func.getSymName()
            << "': " << detail;
@@ -332,8 +340,21 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
       }
       llvm::json::Array plans;
       for (const std::string &name : names) {
+        // With every solver, one that fails gets its error in its row and
+        // the others go on.
+        std::string solverFailure;
         FailureOr<SolverResult> result =
-            solveStep(func, graph, name, *budgetBytes, timeLimit, slots);
+            solveStep(func, graph, name, *budgetBytes, timeLimit, slots,
+                      solver == "all" ? &solverFailure : nullptr);
+        if (failed(result) && !solverFailure.empty()) {
+          func.emitWarning("solver '")
+              << name << "' failed on '" << func.getSymName()
+              << "': " << solverFailure;
+          plans.push_back(llvm::json::Object{{"solver", name},
+                                             {"status", "error"},
+                                             {"error", solverFailure}});
+          continue;
+        }
         if (failed(result)) {
           failedAny = true;
           return;
