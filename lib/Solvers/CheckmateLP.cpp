@@ -162,6 +162,10 @@ llvm::Expected<Schedule> remat::solveCheckmateLP(
     session.report.warmStart = c->name;
     return session.finish(c->schedule, CheckmateStatus::Optimal, report);
   }
+  if (session.noSearch) {
+    session.report.message = "time-limit=0: the LP was not solved";
+    return session.fallback(CheckmateStatus::NotFound, report);
+  }
 
   ModelGraph model = buildModelGraph(graph, cmOptions.maxNodes);
   Formulation formulation(model, session.budget / model.unit);

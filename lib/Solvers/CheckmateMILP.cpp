@@ -74,7 +74,9 @@ Session::Session(const TrainingGraph &graph, const SolverOptions &options,
                  const CheckmateOptions &cmOptions, llvm::StringRef solverName)
     : graph(graph), cmOptions(cmOptions), solverName(solverName.str()) {
   start = std::chrono::steady_clock::now();
-  double limit = options.timeLimitSeconds > 0 ? options.timeLimitSeconds : 60;
+  // time-limit=0: no search; the warm start is the answer.
+  noSearch = options.timeLimitSeconds == 0;
+  double limit = noSearch ? 0 : options.timeLimitSeconds;
   // Clamped as deadlineFrom does: a huge (or infinite) limit would overflow
   // the clock's representation and put the deadline in the past.
   limit = std::min(limit, 1e7);
@@ -98,7 +100,7 @@ Session::Session(const TrainingGraph &graph, const SolverOptions &options,
   // least memory known, not checkpoint-all's plan at the most.
   SolverOptions heuristic = options;
   heuristic.budget = options.budget;
-  heuristic.timeLimitSeconds = std::max(1.0, 0.1 * limit);
+  heuristic.timeLimitSeconds = noSearch ? 0 : std::max(1.0, 0.1 * limit);
   if (cmOptions.warmStart)
     for (const SolverInfo &solver : allSolvers()) {
       llvm::StringRef name = solver.name;
@@ -255,6 +257,10 @@ llvm::Expected<Schedule> remat::solveCheckmateILP(
     session.report.level = "none (a plan without recomputation fits)";
     session.report.warmStart = c->name;
     return session.finish(c->schedule, CheckmateStatus::Optimal, report);
+  }
+  if (session.noSearch) {
+    session.report.message = "time-limit=0: the MILP was not solved";
+    return session.fallback(CheckmateStatus::NotFound, report);
   }
 
   ModelGraph model = buildModelGraph(graph, cmOptions.maxNodes);

@@ -186,6 +186,8 @@ public:
   uint64_t budget = 0;
   std::vector<Candidate> candidates;
   std::chrono::steady_clock::time_point start, deadline;
+  /// time-limit=0: no LP, no MILP; the warm start is returned.
+  bool noSearch = false;
   CheckmateReport report;
 
   double elapsed() const;

@@ -267,13 +267,14 @@ std::string remat::solverNames() {
 }
 
 llvm::Error remat::checkTimeLimit(double seconds, llvm::StringRef name) {
-  if (std::isfinite(seconds) && seconds > 0)
+  if (std::isfinite(seconds) && seconds >= 0)
     return llvm::Error::success();
   std::string text;
   llvm::raw_string_ostream(text) << llvm::format("%g", seconds);
   return llvm::createStringError(
       llvm::inconvertibleErrorCode(),
-      name + " must be a finite number of seconds greater than 0, got " + text);
+      name + " must be a finite number of seconds, 0 or more (0: no time-"
+             "bounded search), got " + text);
 }
 
 llvm::Error remat::checkMemorySlots(uint64_t slots, llvm::StringRef name) {
@@ -345,6 +346,22 @@ llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
     // cheap solvers still run, for the least-peak fallback.
     if (provenInfeasible && llvm::StringRef(solver.name).starts_with("checkmate"))
       continue;
+    // time-limit=0: every solver but the Checkmate searches, each without a
+    // deadline (the others are polynomial).
+    if (options.timeLimitSeconds == 0) {
+      if (llvm::StringRef(solver.name).starts_with("checkmate"))
+        continue;
+      llvm::Expected<SolverResult> result = runSolver(solver, graph, options);
+      if (!result) {
+        errors +=
+            (errors.empty() ? "" : "; ") + llvm::toString(result.takeError());
+        continue;
+      }
+      provenInfeasible |= result->status == PlanStatus::Infeasible;
+      if (!best || betterPlan(result->report, best->report, options.budget))
+        best = std::move(*result);
+      continue;
+    }
     double remaining = options.timeLimitSeconds - elapsed();
     // The cheap solvers always run; the searches only with time left.
     if (best && remaining <= 0)

@@ -12,7 +12,8 @@
 // RUN: not remat-opt %S/apply.mlir --remat-pipeline="solver=auto budget=60% time-limit=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not remat-opt %S/apply.mlir --remat-pipeline="solver=auto time-limit=nan" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NAN
 // RUN: not remat-opt %S/apply.mlir --remat-pipeline="solver=auto time-limit=inf" -o /dev/null 2>&1 | FileCheck %s --check-prefix=INF
-// RUN: not remat-opt %S/apply.mlir --remat-pipeline="solver=checkmate-ilp time-limit=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZERO
+// time-limit=0 is no time-bounded search (Checkmate returns its warm start):
+// RUN: remat-opt %S/apply.mlir --remat-pipeline="solver=checkmate-ilp time-limit=0" | FileCheck %s --check-prefix=ZERO
 // RUN: not remat-opt %S/apply.mlir --remat-pipeline="solver=rotor slots=2000000" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SLOTS
 // RUN: not remat-opt %S/apply.mlir --remat-report="solver=all time-limit=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not remat-opt %S/apply.mlir --remat-report="solver=all slots=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SLOTS0
@@ -33,14 +34,14 @@
 // DEFAULT: func.func @step
 // DEFAULT-SAME: remat.solver = "chen-sqrtn"
 
-// NEGATIVE: apply.mlir:0:0: error: time-limit must be a finite number of seconds greater than 0, got -1
-// NAN: error: time-limit must be a finite number of seconds greater than 0, got nan
-// INF: error: time-limit must be a finite number of seconds greater than 0, got inf
-// ZERO: error: time-limit must be a finite number of seconds greater than 0, got 0
+// NEGATIVE: apply.mlir:0:0: error: time-limit must be a finite number of seconds, 0 or more (0: no time-bounded search), got -1
+// NAN: error: time-limit must be a finite number of seconds, 0 or more (0: no time-bounded search), got nan
+// INF: error: time-limit must be a finite number of seconds, 0 or more (0: no time-bounded search), got inf
+// ZERO: remat.solver = "checkmate-ilp"
 // SLOTS: error: slots must be in [1, 1048576], got 2000000
 // SLOTS0: error: slots must be in [1, 1048576], got 0
-// APPLY: apply.mlir:42:1: error: time-limit must be a finite number of seconds greater than 0, got nan
-// RUN-NAN: remat-run: error: --time-limit must be a finite number of seconds greater than 0, got nan
+// APPLY: apply.mlir:42:1: error: time-limit must be a finite number of seconds, 0 or more (0: no time-bounded search), got nan
+// RUN-NAN: remat-run: error: --time-limit must be a finite number of seconds, 0 or more (0: no time-bounded search), got nan
 // RUN-SLOTS: remat-run: error: --slots must be in [1, 1048576], got 0
 // RUN-BLOCK: remat-run: error: --gpu-block-size must be in [1, 1024], got 0
 

@@ -82,7 +82,8 @@ cl::opt<std::string>
            cl::init(""), cl::cat(category));
 cl::opt<double> timeLimit(
     "time-limit",
-    cl::desc("Wall-clock limit in seconds (finite, > 0) for solvers that "
+    cl::desc("Wall-clock limit in seconds (finite, >= 0; 0: no time-bounded "
+             "search) for solvers that "
              "search (auto, checkmate-ilp, checkmate-lp, hong-cubic)"),
     cl::init(remat::kDefaultTimeLimitSeconds), cl::cat(category));
 cl::opt<unsigned> slots("slots",

@@ -65,7 +65,7 @@ cl::opt<unsigned> sweepPoints("sweep-points",
                               cl::init(8), cl::cat(category));
 cl::opt<double> timeLimit("time-limit",
                           cl::desc("Time limit of searching solvers (s, "
-                                   "finite, > 0)"),
+                                   "finite, >= 0; 0: no time-bounded search)"),
                           cl::init(kDefaultTimeLimitSeconds), cl::cat(category));
 cl::opt<unsigned> slots("slots",
                         cl::desc("Memory slots S of rotor and revolve, in "

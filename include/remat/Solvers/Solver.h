@@ -25,8 +25,11 @@ constexpr double kDefaultTimeLimitSeconds = 10;
 struct SolverOptions {
   /// Memory budget for non-fixed bytes; std::nullopt means "least memory".
   std::optional<uint64_t> budget;
-  /// Wall-clock limit for solvers that search (seconds): finite and positive
-  /// (checkTimeLimit).
+  /// Wall-clock limit for solvers that search (seconds): finite and at least
+  /// 0 (checkTimeLimit). 0 means no time-bounded search: the Checkmate
+  /// solvers return their warm start (the other solvers' best plan) without
+  /// solving the LP or the MILP, `auto` runs every other solver, and the
+  /// polynomial searches run to the end.
   double timeLimitSeconds = kDefaultTimeLimitSeconds;
   /// S, the number of slots the memory budget is divided into by the
   /// dynamic programs that discretise memory (rotor, revolve: seeds/004
@@ -41,10 +44,9 @@ constexpr unsigned kMaxMemorySlots = 1u << 20;
 /// Range checks of the numeric solver options, shared by every front end so
 /// that a bad value is an error naming the option (`name`, as the front end
 /// spells it) and the value, never a silently different plan. The time
-/// limit must be a finite number of seconds greater than 0: the solvers give
-/// 0 and negative limits no single meaning (the chain searches ran without a
-/// deadline, Checkmate for 60 s, `auto` ran one solver), and NaN compares
-/// false with everything.
+/// limit must be a finite number of seconds, 0 or more (0: no time-bounded
+/// search, SolverOptions::timeLimitSeconds); NaN compares false with
+/// everything.
 llvm::Error checkTimeLimit(double seconds, llvm::StringRef name = "time-limit");
 /// S must be in [1, kMaxMemorySlots].
 llvm::Error checkMemorySlots(uint64_t slots, llvm::StringRef name = "slots");

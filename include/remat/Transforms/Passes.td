@@ -176,7 +176,7 @@ def RematApplyPass : Pass<"remat-apply", "mlir::func::FuncOp"> {
     `remat.recomputations`, `remat.fixed_bytes` and `remat.solver`.
 
     Errors (with the function's location): `time-limit` not a finite number
-    of seconds greater than 0, `slots` outside [1, 2^20] (on every function);
+    of seconds, 0 or more, `slots` outside [1, 2^20] (on every function);
     unknown solver; a budget below what the solver can reach (the message
     gives the least feasible budget of the available solvers); any input the
     extraction rejects. Functions that are not training steps are left
@@ -192,7 +192,8 @@ def RematApplyPass : Pass<"remat-apply", "mlir::func::FuncOp"> {
            "Memory budget: bytes (with optional KiB/MiB/GiB), N% of the "
            "checkpoint-all peak, or empty for none">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"10",
-           "Wall-clock limit in seconds (finite, > 0) for solvers that "
+           "Wall-clock limit in seconds (finite, >= 0; 0: no time-bounded "
+           "search) for solvers that "
            "search (auto, checkmate-ilp, checkmate-lp, hong-cubic)">,
     Option<"slots", "slots", "unsigned", /*default=*/"500",
            "Memory slots S in [1, 2^20] of the discretised dynamic programs "
@@ -212,8 +213,8 @@ def RematReportPass : Pass<"remat-print-report", "mlir::ModuleOp"> {
     recomputations, whether the budget is met, and the schedule. The IR is not
     changed.
 
-    Errors (at the module): `time-limit` not a finite number of seconds
-    greater than 0, `slots` outside [1, 2^20], and a module in which no
+    Errors (at the module): `time-limit` not a finite number of seconds,
+    0 or more, `slots` outside [1, 2^20], and a module in which no
     function is a training step (there would be no plan to report: the
     message says what marks a step). Functions that are not training steps
     beside one that is are left out of the report.
@@ -224,7 +225,8 @@ def RematReportPass : Pass<"remat-print-report", "mlir::ModuleOp"> {
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
            "Memory budget (bytes, KiB/MiB/GiB, or N%)">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"10",
-           "Wall-clock limit in seconds (finite, > 0) for solvers that "
+           "Wall-clock limit in seconds (finite, >= 0; 0: no time-bounded "
+           "search) for solvers that "
            "search">,
     Option<"slots", "slots", "unsigned", /*default=*/"500",
            "Memory slots S in [1, 2^20] of rotor and revolve">,
@@ -241,7 +243,7 @@ def RematCheckOptionsPass : Pass<"remat-check-options", "mlir::ModuleOp"> {
     hands to `remat-apply`, because `remat-apply` is a function pass and
     cannot see the module. Errors, at the module:
 
-    * `time-limit` not a finite number of seconds greater than 0, or `slots`
+    * `time-limit` not a finite number of seconds, 0 or more, or `slots`
       outside [1, 2^20];
     * a `budget`, or a `solver` other than the default `chen-sqrtn`, given
       while no function of the module is a training step: the request would
@@ -261,7 +263,8 @@ def RematCheckOptionsPass : Pass<"remat-check-options", "mlir::ModuleOp"> {
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
            "The budget remat-apply will use">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"10",
-           "Wall-clock limit in seconds (finite, > 0)">,
+           "Wall-clock limit in seconds (finite, >= 0; 0: no time-bounded "
+           "search)">,
     Option<"slots", "slots", "unsigned", /*default=*/"500",
            "Memory slots S in [1, 2^20]">,
   ];
