@@ -3,25 +3,26 @@
 // See include/remat/Runtime/CudaRuntime.h for the contract. Written on the
 // CUDA driver API only (no cudart, no MLIR): a program compiled by
 // remat-run --target=gpu links this library and libcuda and nothing else.
-// The entry points follow MLIR 22's lowering (gpu-to-llvm, SelectObjectAttr);
-// the counters and the printing follow CpuRuntime.cpp.
+// The entry points follow MLIR 22's lowering (gpu-to-llvm, SelectObjectAttr).
+// The counters, the step window, the exit report and the printing of results
+// are the runtime core's (RuntimeCore.h), shared with the CPU runtime; this
+// file counts device allocations with them, synchronizes the device at the
+// window's edges and copies device buffers to the host for printing.
 //
 //===----------------------------------------------------------------------===//
 
 #include "remat/Runtime/CudaRuntime.h"
 
+#include "RuntimeCore.h"
+
 #include <cuda.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <type_traits>
-#include <unordered_map>
 #include <vector>
 
 // The header declares the handles as pointers to the driver's structs; make
@@ -30,6 +31,8 @@ static_assert(std::is_same<CUstream, CUstream_st *>::value, "CUstream");
 static_assert(std::is_same<CUevent, CUevent_st *>::value, "CUevent");
 static_assert(std::is_same<CUmodule, CUmod_st *>::value, "CUmodule");
 static_assert(std::is_same<CUfunction, CUfunc_st *>::value, "CUfunction");
+
+using namespace remat::rt;
 
 namespace {
 
@@ -41,13 +44,17 @@ namespace {
 /// only mislead.
 bool failed = false;
 
-[[noreturn]] void fatal(const std::string &message) {
+} // namespace
+
+void remat::rt::fatal(const std::string &message) {
   std::fflush(stdout);
   std::fprintf(stderr, "remat-cuda: error: %s\n", message.c_str());
   std::fflush(stderr);
   failed = true;
   std::exit(1);
 }
+
+namespace {
 
 std::string describe(CUresult result) {
   const char *name = nullptr;
@@ -122,80 +129,26 @@ void ensureContext() {
 }
 
 //===----------------------------------------------------------------------===//
-// Counters (the CPU runtime's, on device bytes).
+// The exit report (the core's counters, on device bytes).
 //===----------------------------------------------------------------------===//
-
-struct State {
-  std::mutex mutex;
-  std::unordered_map<void *, size_t> live;
-  int64_t liveBytes = 0;
-  int64_t totalPeak = 0;
-  int64_t allocations = 0;
-  bool everBegan = false;
-  bool inStep = false;
-  int64_t stepBase = 0;
-  int64_t stepMax = 0;
-  int64_t bestStepPeak = 0;
-  std::chrono::steady_clock::time_point stepStart;
-  int64_t lastStepNs = -1;
-  bool hasPrediction = false;
-  int64_t predicted = -1;
-  int64_t fixed = -1;
-};
-
-State &state() {
-  static State *s = new State();
-  return *s;
-}
-
-int64_t stepPeakLocked(const State &s) {
-  if (!s.everBegan)
-    return s.totalPeak;
-  int64_t peak = s.bestStepPeak;
-  if (s.inStep)
-    peak = std::max(peak, s.stepMax - s.stepBase);
-  return peak;
-}
-
-std::string orNone(int64_t v) { return v < 0 ? "none" : std::to_string(v); }
-
-void printReport() {
-  if (failed)
-    return;
-  State &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  std::fflush(stdout);
-  int64_t stepPeak = stepPeakLocked(s);
-  std::printf("remat-runtime: step_peak_bytes=%" PRId64
-              " total_peak_bytes=%" PRId64 " live_bytes_at_exit=%" PRId64
-              " allocations=%" PRId64 " step_time_ns=%" PRId64 "\n",
-              stepPeak, s.totalPeak, s.liveBytes, s.allocations,
-              s.lastStepNs);
-  if (s.hasPrediction) {
-    std::printf("remat-run: fixed_bytes=%s total_peak_bytes=%" PRId64 "\n",
-                orNone(s.fixed).c_str(), s.totalPeak);
-    std::printf("remat-run: measured_peak_bytes=%" PRId64
-                " predicted_peak_bytes=%s\n",
-                stepPeak, orNone(s.predicted).c_str());
-  }
-  std::fflush(stdout);
-}
 
 /// Whether the device was initialized (the device line is printed only
 /// then, and without initializing it at exit).
 bool deviceInitialized = false;
 
 struct ExitReporter {
-  ExitReporter() { (void)state(); }
+  ExitReporter() { (void)counters(); }
   ~ExitReporter() {
-    if (!failed && deviceInitialized) {
+    if (failed)
+      return;
+    if (deviceInitialized) {
       Device &d = device();
       std::fflush(stdout);
       std::printf("remat-cuda: device=%s compute_capability=%d.%d "
                   "memory_pools=%d\n",
                   d.name.c_str(), d.major, d.minor, d.pools ? 1 : 0);
     }
-    printReport();
+    counters().printReport(/*withStepTime=*/true);
   }
 } exitReporter;
 
@@ -211,57 +164,9 @@ void synchronizeDevice() {
 }
 
 //===----------------------------------------------------------------------===//
-// Printing (CpuRuntime.cpp's format, from device buffers).
+// Printing: the core walks and prints results; device buffers are copied to
+// the host first.
 //===----------------------------------------------------------------------===//
-
-constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
-constexpr uint64_t kFnvPrime = 0x100000001b3ULL;
-
-void fnvBytes(uint64_t &h, const void *p, size_t n) {
-  const unsigned char *b = static_cast<const unsigned char *>(p);
-  for (size_t i = 0; i < n; ++i) {
-    h ^= b[i];
-    h *= kFnvPrime;
-  }
-}
-
-template <typename T> struct Traits;
-template <> struct Traits<float> {
-  using Sum = double;
-  static void printSum(double v) { std::printf("%.9g", v); }
-};
-template <> struct Traits<double> {
-  using Sum = double;
-  static void printSum(double v) { std::printf("%.9g", v); }
-};
-template <> struct Traits<int32_t> {
-  using Sum = int64_t;
-  static void printSum(int64_t v) { std::printf("%" PRId64, v); }
-};
-template <> struct Traits<int64_t> {
-  using Sum = int64_t;
-  static void printSum(int64_t v) { std::printf("%" PRId64, v); }
-};
-
-template <typename S, typename T> S addTo(S acc, T v) {
-  if constexpr (std::is_integral<S>::value)
-    return static_cast<S>(static_cast<uint64_t>(acc) +
-                          static_cast<uint64_t>(static_cast<S>(v)));
-  else
-    return acc + static_cast<S>(v);
-}
-
-template <typename T>
-void printLine(const std::vector<int64_t> &sizes, uint64_t hash,
-               typename Traits<T>::Sum sum) {
-  std::printf("result: shape=[");
-  for (size_t i = 0; i < sizes.size(); ++i)
-    std::printf(i ? ",%" PRId64 : "%" PRId64, sizes[i]);
-  std::printf("] fnv1a=0x%016" PRIx64 " sum=", hash);
-  Traits<T>::printSum(sum);
-  std::printf("\n");
-  std::fflush(stdout);
-}
 
 /// Whether `ptr` is device memory (else host memory the CPU can read).
 bool isDevicePointer(const void *ptr) {
@@ -272,75 +177,24 @@ bool isDevicePointer(const void *ptr) {
   return result == CUDA_SUCCESS && type == CU_MEMORYTYPE_DEVICE;
 }
 
-template <typename T> void printMemRef(RematUnrankedMemRef *m) {
-  std::fflush(stdout);
-  if (!m || !m->descriptor || m->rank < 0)
-    fatal("invalid memref descriptor passed to remat_rt_print");
-  struct Header {
-    T *allocated;
-    T *aligned;
-    int64_t offset;
-  };
-  const Header *hdr = static_cast<const Header *>(m->descriptor);
-  const int64_t *sizesPtr = reinterpret_cast<const int64_t *>(hdr + 1);
-  const int64_t rank = m->rank;
-  std::vector<int64_t> sizes(sizesPtr, sizesPtr + rank);
-  std::vector<int64_t> strides(sizesPtr + rank, sizesPtr + 2 * rank);
-
-  uint64_t hash = kFnvOffset;
-  typename Traits<T>::Sum sum = 0;
-  bool empty = false;
-  for (int64_t s : sizes)
-    empty |= s <= 0;
-  if (!empty) {
-    // The elements lie in [offset + lowest, offset + highest]: bring that
-    // range to the host in one copy.
-    int64_t lowest = 0, highest = 0;
-    for (int64_t d = 0; d < rank; ++d) {
-      int64_t reach = (sizes[d] - 1) * strides[d];
-      (reach < 0 ? lowest : highest) += reach;
-    }
-    const T *base = hdr->aligned + hdr->offset + lowest;
-    size_t count = static_cast<size_t>(highest - lowest + 1);
-    std::vector<T> host;
-    const T *elements = base;
-    synchronizeDevice();
-    if (isDevicePointer(base)) {
-      host.resize(count);
-      CHECK(cuMemcpyDtoH(host.data(), reinterpret_cast<CUdeviceptr>(base),
-                         count * sizeof(T)));
-      elements = host.data();
-    }
-    std::vector<int64_t> idx(rank, 0);
-    while (true) {
-      int64_t linear = -lowest;
-      for (int64_t d = 0; d < rank; ++d)
-        linear += idx[d] * strides[d];
-      T v;
-      std::memcpy(&v, elements + linear, sizeof(T));
-      fnvBytes(hash, &v, sizeof(T));
-      sum = addTo<typename Traits<T>::Sum>(sum, v);
-      int64_t d = rank - 1;
-      for (; d >= 0; --d) {
-        if (++idx[d] < sizes[d])
-          break;
-        idx[d] = 0;
-      }
-      if (d < 0)
-        break;
-    }
-  }
-  printLine<T>(sizes, hash, sum);
-}
-
-template <typename T> void printScalar(T v) {
-  std::fflush(stdout);
-  uint64_t hash = kFnvOffset;
-  fnvBytes(hash, &v, sizeof(T));
-  printLine<T>({}, hash, addTo<typename Traits<T>::Sum>(0, v));
-}
-
 } // namespace
+
+void remat::rt::beforeStepEdge() {
+  // Work queued before the window must not be timed with the step, and the
+  // step's work must be done when it closes.
+  synchronizeDevice();
+}
+
+const void *remat::rt::hostElements(const void *first, size_t bytes,
+                                    std::vector<unsigned char> &buffer) {
+  synchronizeDevice();
+  if (!isDevicePointer(first))
+    return first;
+  buffer.resize(bytes);
+  CHECK(cuMemcpyDtoH(buffer.data(), reinterpret_cast<CUdeviceptr>(first),
+                     bytes));
+  return buffer.data();
+}
 
 extern "C" {
 
@@ -479,15 +333,8 @@ void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream, bool isHostShared) {
   else
     CHECK(cuMemAlloc(&ptr, bytes));
   void *p = reinterpret_cast<void *>(ptr);
-  State &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  if (!s.live.emplace(p, static_cast<size_t>(sizeBytes)).second)
+  if (!counters().recordAlloc(p, static_cast<size_t>(sizeBytes)))
     fatal("the driver returned a device pointer that is already live");
-  s.liveBytes += static_cast<int64_t>(sizeBytes);
-  ++s.allocations;
-  s.totalPeak = std::max(s.totalPeak, s.liveBytes);
-  if (s.inStep)
-    s.stepMax = std::max(s.stepMax, s.liveBytes);
   return p;
 }
 
@@ -495,20 +342,10 @@ void mgpuMemFree(void *ptr, CUstream stream) {
   if (!ptr)
     return;
   ensureContext();
-  {
-    State &s = state();
-    std::lock_guard<std::mutex> lock(s.mutex);
-    auto it = s.live.find(ptr);
-    if (it == s.live.end()) {
-      char text[64];
-      std::snprintf(text, sizeof(text), "%p", ptr);
-      fatal(std::string("free of device pointer ") + text +
-            " that mgpuMemAlloc did not return (double free, or a free of a "
-            "view)");
-    }
-    s.liveBytes -= static_cast<int64_t>(it->second);
-    s.live.erase(it);
-  }
+  if (!counters().recordFree(ptr))
+    fatal("free of device pointer " + pointerText(ptr) +
+          " that mgpuMemAlloc did not return (double free, or a free of a "
+          "view)");
   CUdeviceptr p = reinterpret_cast<CUdeviceptr>(ptr);
   if (stream && device().pools) {
     // Stream-ordered: freed after the kernels queued before it.
@@ -551,15 +388,8 @@ void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes) {
 
 void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor,
                                int64_t elementSizeBytes) {
-  // { char *allocated; char *aligned; int64_t offset; int64_t sizes[rank];
-  //   int64_t strides[rank]; }
-  struct Header {
-    char *allocated;
-    char *aligned;
-    int64_t offset;
-  };
-  const Header *hdr = static_cast<const Header *>(descriptor);
-  const int64_t *sizes = reinterpret_cast<const int64_t *>(hdr + 1);
+  const DescriptorHead *hdr = static_cast<const DescriptorHead *>(descriptor);
+  const int64_t *sizes = descriptorSizes(descriptor);
   const int64_t *strides = sizes + rank;
   int64_t elements = 1;
   for (int64_t d = rank - 1; d >= 0; --d) {
@@ -581,13 +411,8 @@ void mgpuMemHostUnregister(void *ptr) {
 
 void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
                                  int64_t elementSizeBytes) {
-  struct Header {
-    char *allocated;
-    char *aligned;
-    int64_t offset;
-  };
-  const Header *hdr = static_cast<const Header *>(descriptor);
-  const int64_t *sizes = reinterpret_cast<const int64_t *>(hdr + 1);
+  const DescriptorHead *hdr = static_cast<const DescriptorHead *>(descriptor);
+  const int64_t *sizes = descriptorSizes(descriptor);
   for (int64_t d = 0; d < rank; ++d)
     if (sizes[d] == 0)
       return; // nothing was registered
@@ -597,105 +422,16 @@ void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
 void mgpuSetDefaultDevice(int32_t ordinal) { defaultDevice = ordinal; }
 
 //===----------------------------------------------------------------------===//
-// The CPU runtime's interface, on device bytes.
+// Extensions of the CPU runtime's interface (whose functions are the core's,
+// counting device bytes here).
 //===----------------------------------------------------------------------===//
 
-void remat_rt_step_begin(void) {
-  // Work queued before the window must not be timed with the step.
-  synchronizeDevice();
-  State &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  if (s.inStep)
-    return;
-  s.everBegan = true;
-  s.inStep = true;
-  s.stepBase = s.liveBytes;
-  s.stepMax = s.liveBytes;
-  s.stepStart = std::chrono::steady_clock::now();
-}
-
-void remat_rt_step_end(void) {
-  synchronizeDevice();
-  auto now = std::chrono::steady_clock::now();
-  State &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  if (!s.inStep) {
-    std::fprintf(stderr,
-                 "remat-runtime: warning: remat_rt_step_end without begin\n");
-    std::fflush(stderr);
-    return;
-  }
-  s.inStep = false;
-  s.bestStepPeak = std::max(s.bestStepPeak, s.stepMax - s.stepBase);
-  s.lastStepNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                     now - s.stepStart)
-                     .count();
-}
-
-int64_t remat_rt_live_bytes(void) {
-  State &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.liveBytes;
-}
-
-int64_t remat_rt_total_peak_bytes(void) {
-  State &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.totalPeak;
-}
-
-int64_t remat_rt_step_peak_bytes(void) {
-  State &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return stepPeakLocked(s);
-}
-
-int64_t remat_rt_allocations(void) {
-  State &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.allocations;
-}
-
-void remat_rt_reset(void) {
-  State &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  s.live.clear();
-  s.liveBytes = s.totalPeak = s.allocations = 0;
-  s.everBegan = s.inStep = false;
-  s.stepBase = s.stepMax = s.bestStepPeak = 0;
-  s.lastStepNs = -1;
-}
-
 void remat_rt_set_prediction(int64_t predictedPeakBytes, int64_t fixedBytes) {
-  State &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  s.hasPrediction = true;
-  s.predicted = predictedPeakBytes;
-  s.fixed = fixedBytes;
+  counters().setPrediction(predictedPeakBytes, fixedBytes);
 }
 
 int64_t remat_rt_step_time_ns(void) {
-  State &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.lastStepNs;
+  return counters().figures().stepTimeNs;
 }
-
-void _mlir_ciface_remat_rt_print_f32(RematUnrankedMemRef *m) {
-  printMemRef<float>(m);
-}
-void _mlir_ciface_remat_rt_print_f64(RematUnrankedMemRef *m) {
-  printMemRef<double>(m);
-}
-void _mlir_ciface_remat_rt_print_i32(RematUnrankedMemRef *m) {
-  printMemRef<int32_t>(m);
-}
-void _mlir_ciface_remat_rt_print_i64(RematUnrankedMemRef *m) {
-  printMemRef<int64_t>(m);
-}
-
-void remat_rt_print_scalar_f32(float v) { printScalar<float>(v); }
-void remat_rt_print_scalar_f64(double v) { printScalar<double>(v); }
-void remat_rt_print_scalar_i32(int32_t v) { printScalar<int32_t>(v); }
-void remat_rt_print_scalar_i64(int64_t v) { printScalar<int64_t>(v); }
 
 } // extern "C"

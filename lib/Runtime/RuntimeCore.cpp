@@ -1,0 +1,317 @@
+//===- RuntimeCore.cpp - What the CPU and CUDA runtimes share -------------===//
+//
+// See RuntimeCore.h. The counters, the step window, the exit report and the
+// `remat_rt_*` functions of include/remat/Runtime/CpuRuntime.h, once for
+// both runtimes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeCore.h"
+
+#include "remat/Runtime/CpuRuntime.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+
+using namespace remat::rt;
+
+//===----------------------------------------------------------------------===//
+// Counters.
+//===----------------------------------------------------------------------===//
+
+Counters::Counters() : trace(std::getenv("REMAT_RT_TRACE") != nullptr) {}
+
+bool Counters::recordAlloc(void *ptr, size_t size) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!liveSizes.emplace(ptr, size).second)
+    return false;
+  liveTotal += static_cast<int64_t>(size);
+  ++allocationCount;
+  if (trace)
+    std::fprintf(stderr, "remat-runtime: trace alloc %zu live=%" PRId64 "\n",
+                 size, liveTotal - (inStep ? stepBase : 0));
+  totalPeak = std::max(totalPeak, liveTotal);
+  if (inStep)
+    stepMax = std::max(stepMax, liveTotal);
+  return true;
+}
+
+bool Counters::recordFree(void *ptr) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = liveSizes.find(ptr);
+  if (it == liveSizes.end())
+    return false;
+  liveTotal -= static_cast<int64_t>(it->second);
+  if (trace)
+    std::fprintf(stderr, "remat-runtime: trace free %zu live=%" PRId64 "\n",
+                 it->second, liveTotal - (inStep ? stepBase : 0));
+  liveSizes.erase(it);
+  return true;
+}
+
+void Counters::stepBegin() {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (inStep) // a nested begin restarts nothing: keep the outer window
+    return;
+  everBegan = true;
+  inStep = true;
+  stepBase = liveTotal;
+  stepMax = liveTotal;
+  stepStart = std::chrono::steady_clock::now();
+}
+
+void Counters::stepEnd() {
+  auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!inStep) {
+    std::fprintf(stderr,
+                 "remat-runtime: warning: remat_rt_step_end without begin\n");
+    std::fflush(stderr);
+    return;
+  }
+  inStep = false;
+  bestStepPeak = std::max(bestStepPeak, stepMax - stepBase);
+  lastStepNs =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now - stepStart)
+          .count();
+}
+
+Counters::Figures Counters::figuresLocked() const {
+  int64_t stepPeak = totalPeak;
+  if (everBegan) {
+    stepPeak = bestStepPeak;
+    if (inStep) // begun, never ended: the window runs to now
+      stepPeak = std::max(stepPeak, stepMax - stepBase);
+  }
+  return {liveTotal, totalPeak, stepPeak, allocationCount, lastStepNs};
+}
+
+Counters::Figures Counters::figures() {
+  std::lock_guard<std::mutex> lock(mutex);
+  return figuresLocked();
+}
+
+void Counters::reset() {
+  std::lock_guard<std::mutex> lock(mutex);
+  liveSizes.clear();
+  liveTotal = totalPeak = allocationCount = 0;
+  everBegan = inStep = false;
+  stepBase = stepMax = bestStepPeak = 0;
+  lastStepNs = -1;
+}
+
+void Counters::setPrediction(int64_t predictedPeakBytes, int64_t fixedBytes) {
+  std::lock_guard<std::mutex> lock(mutex);
+  hasPrediction = true;
+  predicted = predictedPeakBytes;
+  fixed = fixedBytes;
+}
+
+static std::string orNone(int64_t v) {
+  return v < 0 ? "none" : std::to_string(v);
+}
+
+void Counters::printReport(bool withStepTime) {
+  std::lock_guard<std::mutex> lock(mutex);
+  std::fflush(stdout);
+  Figures f = figuresLocked();
+  std::printf("remat-runtime: step_peak_bytes=%" PRId64
+              " total_peak_bytes=%" PRId64 " live_bytes_at_exit=%" PRId64
+              " allocations=%" PRId64,
+              f.stepPeakBytes, f.totalPeakBytes, f.liveBytes, f.allocations);
+  if (withStepTime)
+    std::printf(" step_time_ns=%" PRId64, f.stepTimeNs);
+  std::printf("\n");
+  if (hasPrediction) {
+    std::printf("remat-run: fixed_bytes=%s total_peak_bytes=%" PRId64 "\n",
+                orNone(fixed).c_str(), f.totalPeakBytes);
+    std::printf("remat-run: measured_peak_bytes=%" PRId64
+                " predicted_peak_bytes=%s\n",
+                f.stepPeakBytes, orNone(predicted).c_str());
+  }
+  std::fflush(stdout);
+}
+
+Counters &remat::rt::counters() {
+  static Counters *c = new Counters();
+  return *c;
+}
+
+std::string remat::rt::pointerText(const void *ptr) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%p", ptr);
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// Printing results.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
+constexpr uint64_t kFnvPrime = 0x100000001b3ULL;
+
+void fnvBytes(uint64_t &h, const void *p, size_t n) {
+  const unsigned char *b = static_cast<const unsigned char *>(p);
+  for (size_t i = 0; i < n; ++i) {
+    h ^= b[i];
+    h *= kFnvPrime;
+  }
+}
+
+template <typename T> struct Traits;
+template <> struct Traits<float> {
+  using Sum = double;
+  static void printSum(double v) { std::printf("%.9g", v); }
+};
+template <> struct Traits<double> {
+  using Sum = double;
+  static void printSum(double v) { std::printf("%.9g", v); }
+};
+template <> struct Traits<int32_t> {
+  using Sum = int64_t;
+  static void printSum(int64_t v) { std::printf("%" PRId64, v); }
+};
+template <> struct Traits<int64_t> {
+  using Sum = int64_t;
+  static void printSum(int64_t v) { std::printf("%" PRId64, v); }
+};
+
+/// Sums with wrap-around for integers (no UB on overflow).
+template <typename S, typename T> S addTo(S acc, T v) {
+  if constexpr (std::is_integral<S>::value)
+    return static_cast<S>(static_cast<uint64_t>(acc) +
+                          static_cast<uint64_t>(static_cast<S>(v)));
+  else
+    return acc + static_cast<S>(v);
+}
+
+template <typename T>
+void printLine(const std::vector<int64_t> &sizes, uint64_t hash,
+               typename Traits<T>::Sum sum) {
+  std::printf("result: shape=[");
+  for (size_t i = 0; i < sizes.size(); ++i)
+    std::printf(i ? ",%" PRId64 : "%" PRId64, sizes[i]);
+  std::printf("] fnv1a=0x%016" PRIx64 " sum=", hash);
+  Traits<T>::printSum(sum);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+/// Walks a strided memref of any rank in row-major logical order, hashing
+/// the bits of every element and summing them.
+template <typename T> void printMemRef(RematUnrankedMemRef *m) {
+  std::fflush(stdout);
+  if (!m || !m->descriptor || m->rank < 0)
+    fatal("invalid memref descriptor passed to remat_rt_print");
+  const DescriptorHead *head =
+      static_cast<const DescriptorHead *>(m->descriptor);
+  const int64_t *sizesPtr = descriptorSizes(m->descriptor);
+  const int64_t rank = m->rank;
+  std::vector<int64_t> sizes(sizesPtr, sizesPtr + rank);
+  std::vector<int64_t> strides(sizesPtr + rank, sizesPtr + 2 * rank);
+
+  uint64_t hash = kFnvOffset;
+  typename Traits<T>::Sum sum = 0;
+  bool empty = false;
+  for (int64_t s : sizes)
+    empty |= s <= 0;
+  if (!empty) {
+    // The elements lie in [offset + lowest, offset + highest]: the runtime
+    // makes that range readable by the host (the CUDA runtime copies device
+    // buffers in one copy).
+    int64_t lowest = 0, highest = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t reach = (sizes[d] - 1) * strides[d];
+      (reach < 0 ? lowest : highest) += reach;
+    }
+    const int64_t elementBytes = static_cast<int64_t>(sizeof(T));
+    const char *first = head->aligned + (head->offset + lowest) * elementBytes;
+    size_t count = static_cast<size_t>(highest - lowest + 1);
+    std::vector<unsigned char> buffer;
+    const unsigned char *elements = static_cast<const unsigned char *>(
+        hostElements(first, count * sizeof(T), buffer));
+    std::vector<int64_t> idx(rank, 0);
+    while (true) {
+      int64_t linear = -lowest;
+      for (int64_t d = 0; d < rank; ++d)
+        linear += idx[d] * strides[d];
+      T v;
+      std::memcpy(&v, elements + linear * elementBytes, sizeof(T));
+      fnvBytes(hash, &v, sizeof(T));
+      sum = addTo<typename Traits<T>::Sum>(sum, v);
+      // Odometer increment, innermost dimension fastest.
+      int64_t d = rank - 1;
+      for (; d >= 0; --d) {
+        if (++idx[d] < sizes[d])
+          break;
+        idx[d] = 0;
+      }
+      if (d < 0)
+        break;
+    }
+  }
+  printLine<T>(sizes, hash, sum);
+}
+
+template <typename T> void printScalar(T v) {
+  std::fflush(stdout);
+  uint64_t hash = kFnvOffset;
+  fnvBytes(hash, &v, sizeof(T));
+  printLine<T>({}, hash, addTo<typename Traits<T>::Sum>(0, v));
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The C interface of CpuRuntime.h, for both runtimes.
+//===----------------------------------------------------------------------===//
+
+extern "C" {
+
+void remat_rt_step_begin(void) {
+  beforeStepEdge();
+  counters().stepBegin();
+}
+
+void remat_rt_step_end(void) {
+  beforeStepEdge();
+  counters().stepEnd();
+}
+
+int64_t remat_rt_live_bytes(void) { return counters().figures().liveBytes; }
+int64_t remat_rt_total_peak_bytes(void) {
+  return counters().figures().totalPeakBytes;
+}
+int64_t remat_rt_step_peak_bytes(void) {
+  return counters().figures().stepPeakBytes;
+}
+int64_t remat_rt_allocations(void) {
+  return counters().figures().allocations;
+}
+void remat_rt_reset(void) { counters().reset(); }
+
+void _mlir_ciface_remat_rt_print_f32(RematUnrankedMemRef *m) {
+  printMemRef<float>(m);
+}
+void _mlir_ciface_remat_rt_print_f64(RematUnrankedMemRef *m) {
+  printMemRef<double>(m);
+}
+void _mlir_ciface_remat_rt_print_i32(RematUnrankedMemRef *m) {
+  printMemRef<int32_t>(m);
+}
+void _mlir_ciface_remat_rt_print_i64(RematUnrankedMemRef *m) {
+  printMemRef<int64_t>(m);
+}
+
+void remat_rt_print_scalar_f32(float v) { printScalar<float>(v); }
+void remat_rt_print_scalar_f64(double v) { printScalar<double>(v); }
+void remat_rt_print_scalar_i32(int32_t v) { printScalar<int32_t>(v); }
+void remat_rt_print_scalar_i64(int64_t v) { printScalar<int64_t>(v); }
+
+} // extern "C"

@@ -1,0 +1,160 @@
+//===- RuntimeCore.h - What the CPU and CUDA runtimes share -----*- C++ -*-===//
+//
+// The one copy of the runtimes' bookkeeping, compiled into both
+// (lib/Runtime/CMakeLists.txt, the object library RematRuntimeCore):
+//
+// * `Counters`: the exact size of every live pointer, the live and peak
+//   bytes, the measurement window (`remat_rt_step_begin` / `_end`) and the
+//   peak inside it, the window's wall time, the announced prediction, the
+//   REMAT_RT_TRACE trace and the `remat-runtime:` exit report.
+// * The `remat_rt_*` functions of CpuRuntime.h (window, readers, reset,
+//   printing of results), defined once in RuntimeCore.cpp on these counters.
+//
+// What differs between the runtimes is three functions below (`fatal`,
+// `beforeStepEdge`, `hostElements`) that the core declares and each runtime
+// defines: the core is linked into exactly one runtime at a time.
+//
+// Private to lib/Runtime and plain C++ (no MLIR, no LLVM: the CPU runtime
+// is loaded into mlir-runner, which has its own copy). Everything here has
+// hidden visibility: the libraries export the C functions of CpuRuntime.h
+// and CudaRuntime.h, not this.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_LIB_RUNTIME_RUNTIMECORE_H
+#define REMAT_LIB_RUNTIME_RUNTIMECORE_H
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#pragma GCC visibility push(hidden)
+
+namespace remat::rt {
+
+/// Live and peak bytes of one allocator, and the step window. Every member
+/// function takes the mutex; the counters are exact, never sampled.
+class Counters {
+public:
+  Counters();
+
+  /// Counts `size` bytes at `ptr`. False, and nothing counted, when `ptr` is
+  /// already live (the caller reports it).
+  bool recordAlloc(void *ptr, size_t size);
+  /// Uncounts `ptr`. False when `ptr` is not live (double free, or a free of
+  /// a view or a global; the caller reports it).
+  bool recordFree(void *ptr);
+
+  /// Opens the window: its base is the live bytes now (the inputs, which
+  /// the simulator counts as fixed memory). A nested begin keeps the outer
+  /// window.
+  void stepBegin();
+  /// Closes the window, keeping the worst step peak of all windows and the
+  /// window's wall time; warns on stderr when none is open.
+  void stepEnd();
+
+  /// The counters at one instant (the readers of CpuRuntime.h).
+  struct Figures {
+    int64_t liveBytes;
+    int64_t totalPeakBytes;
+    /// The largest peak of any closed or open window; the total peak if
+    /// none began.
+    int64_t stepPeakBytes;
+    int64_t allocations;
+    /// Wall time of the last closed window in nanoseconds, -1 if none
+    /// closed.
+    int64_t stepTimeNs;
+  };
+  Figures figures();
+  /// Forgets every counter and live pointer (the pointers are not freed:
+  /// the caller may still hold them) and the window; keeps the prediction.
+  void reset();
+
+  /// The simulator's figures, printed by `printReport` (-1: unknown).
+  void setPrediction(int64_t predictedPeakBytes, int64_t fixedBytes);
+
+  /// The exit report on stdout:
+  ///   remat-runtime: step_peak_bytes=N total_peak_bytes=M
+  ///     live_bytes_at_exit=K allocations=A[ step_time_ns=T]
+  /// and, after `setPrediction`,
+  ///   remat-run: fixed_bytes=F total_peak_bytes=M
+  ///   remat-run: measured_peak_bytes=N predicted_peak_bytes=P
+  void printReport(bool withStepTime);
+
+private:
+  Figures figuresLocked() const;
+
+  std::mutex mutex;
+  std::unordered_map<void *, size_t> liveSizes;
+  int64_t liveTotal = 0;
+  int64_t totalPeak = 0;
+  int64_t allocationCount = 0;
+  // The window: live bytes when it began, the largest live bytes inside it,
+  // and the largest step peak of all closed windows (a program may run
+  // several steps; the report keeps the worst).
+  bool everBegan = false;
+  bool inStep = false;
+  int64_t stepBase = 0;
+  int64_t stepMax = 0;
+  int64_t bestStepPeak = 0;
+  std::chrono::steady_clock::time_point stepStart;
+  int64_t lastStepNs = -1;
+  bool hasPrediction = false;
+  int64_t predicted = -1;
+  int64_t fixed = -1;
+  // REMAT_RT_TRACE set: every allocation and free on stderr, with the live
+  // bytes after it (relative to the window's base while one is open).
+  bool trace;
+};
+
+/// The process's counters. Allocated once and never destroyed, so that
+/// allocations made by other static destructors at exit (and the exit
+/// report itself) never touch a destroyed map.
+Counters &counters();
+
+/// "0x..." as printf's %p writes it, for error messages.
+std::string pointerText(const void *ptr);
+
+/// The head of a ranked memref descriptor
+///   { T *allocated; T *aligned; int64_t offset; int64_t sizes[rank];
+///     int64_t strides[rank]; }
+/// (the same for every T).
+struct DescriptorHead {
+  char *allocated;
+  char *aligned;
+  int64_t offset;
+};
+inline const int64_t *descriptorSizes(const void *descriptor) {
+  return reinterpret_cast<const int64_t *>(
+      static_cast<const DescriptorHead *>(descriptor) + 1);
+}
+
+//===----------------------------------------------------------------------===//
+// Defined by each runtime.
+//===----------------------------------------------------------------------===//
+
+/// Prints `<runtime>: error: <message>` on stderr (after flushing stdout)
+/// and ends the program: the CPU runtime aborts, the CUDA runtime exits 1
+/// without its exit report.
+[[noreturn]] void fatal(const std::string &message);
+
+/// Called before a window opens or closes, without the counters' lock: the
+/// CUDA runtime synchronizes the device, so that the window's time and bytes
+/// are the step's; nothing on the CPU.
+void beforeStepEdge();
+
+/// The `bytes` bytes at `first` (the lowest element of a result being
+/// printed) readable by the host: `first` itself for host memory, else a
+/// copy in `buffer`.
+const void *hostElements(const void *first, size_t bytes,
+                         std::vector<unsigned char> &buffer);
+
+} // namespace remat::rt
+
+#pragma GCC visibility pop
+
+#endif // REMAT_LIB_RUNTIME_RUNTIMECORE_H
