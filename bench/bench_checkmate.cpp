@@ -20,6 +20,7 @@
 #include "remat/Solvers/Checkmate.h"
 #include "remat/Solvers/Solver.h"
 #include "remat/Support/Budget.h"
+#include "remat/Support/Debug.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -118,6 +119,7 @@ std::vector<std::string> graphFiles() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  registerDebugOptions();
   cl::ParseCommandLineOptions(
       argc, argv, "Checkmate's ILP and LP rounding next to every solver\n");
   llvm::raw_ostream &os = llvm::outs();
@@ -126,6 +128,8 @@ int main(int argc, char **argv) {
   CheckmateOptions cmOptions;
   cmOptions.maxNodes = maxNodes;
   cmOptions.progressIntervalSeconds = progress ? 10 : 0;
+  // The library prints progress only where it is told to.
+  cmOptions.progress = progress ? &llvm::errs() : nullptr;
 
   for (const std::string &file : graphFiles()) {
     std::string name = llvm::sys::path::filename(file).str();

@@ -1,6 +1,7 @@
 //===- GraphIO.cpp - Reading training graphs from files -------------------===//
 
 #include "remat/Graph/GraphIO.h"
+#include "remat/Support/Debug.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -11,6 +12,30 @@
 #include <queue>
 
 using namespace remat;
+
+// -debug-only=remat-graph-io: which format a file was read as (native,
+// the project's node-link export, Checkmate's or Moccasin's node-link
+// dialect), how the node order was fixed, and the graph that came out.
+#define DEBUG_TYPE "remat-graph-io"
+
+/// One line on a graph just read.
+static void debugGraph([[maybe_unused]] llvm::StringRef name,
+                       [[maybe_unused]] llvm::StringRef format,
+                       [[maybe_unused]] const TrainingGraph &graph) {
+  LLVM_DEBUG({
+    size_t outputs = 0, fixed = 0;
+    for (const GraphValue &value : graph.getValues()) {
+      outputs += value.isOutput;
+      fixed += value.isFixed();
+    }
+    llvm::dbgs() << "graph io: '" << name << "' read as " << format << ": "
+                 << graph.numNodes() << " nodes ("
+                 << graph.forwardNodes().size() << " forward), "
+                 << graph.numValues() << " values (" << fixed << " fixed, "
+                 << graph.fixedBytes() << " bytes; " << outputs
+                 << " step outputs)\n";
+  });
+}
 
 static llvm::Error nodeLinkError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -389,6 +414,7 @@ importNodeLink(const NodeLinkSource &source) {
     uint64_t paramBytes;
   };
   std::vector<Entry> entries;
+  [[maybe_unused]] size_t moccasinNodes = 0;
   if (llvm::Error err = source.forEachNode([&](size_t i,
                                                const llvm::json::Value &element)
                                                -> llvm::Error {
@@ -400,6 +426,7 @@ importNodeLink(const NodeLinkSource &source) {
     // Moccasin's dialect has none of Checkmate's keys.
     bool moccasin =
         !node->get("id") && !node->get("cost_cpu") && !node->get("cost_ram");
+    moccasinNodes += moccasin;
     std::optional<int64_t> id;
     std::optional<double> cost;
     std::optional<uint64_t> ram, params;
@@ -497,6 +524,19 @@ importNodeLink(const NodeLinkSource &source) {
   }
   if (order.size() != n)
     return nodeLinkError("the links form a cycle");
+  LLVM_DEBUG({
+    bool reordered = false;
+    for (size_t i = 0; i < n; ++i)
+      reordered |= order[i] != static_cast<int>(i);
+    llvm::dbgs() << "graph io: node-link, "
+                 << (moccasinNodes ? "Moccasin's" : "Checkmate's")
+                 << " dialect: " << n << " nodes, " << edges.size()
+                 << " links; "
+                 << (reordered ? "reordered topologically (Kahn, smallest id "
+                                 "first)"
+                               : "the file's order is topological")
+                 << "\n";
+  });
   std::vector<std::vector<int>> preds(n);
   for (auto [s, t] : edges)
     preds[position[t]].push_back(position[s]);
@@ -852,11 +892,12 @@ llvm::Expected<TrainingGraph> remat::readGraph(llvm::StringRef text,
     llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
     if (!json)
       return invalidJSON(json.takeError());
-    llvm::Expected<TrainingGraph> graph = isNodeLinkGraph(*json)
-                                              ? importNodeLinkGraph(*json)
-                                              : TrainingGraph::fromJSON(*json);
+    bool nodeLink = isNodeLinkGraph(*json);
+    llvm::Expected<TrainingGraph> graph =
+        nodeLink ? importNodeLinkGraph(*json) : TrainingGraph::fromJSON(*json);
     if (!graph)
       return badGraph(graph.takeError());
+    debugGraph(name, nodeLink ? "node-link" : "the native format", *graph);
     return graph;
   }
 
@@ -887,6 +928,8 @@ llvm::Expected<TrainingGraph> remat::readGraph(llvm::StringRef text,
       importNodeLink(NodeLinkSource{rematFormat, forEachNode, forEachLink});
   if (!graph)
     return badGraph(graph.takeError());
+  debugGraph(name, rematFormat ? "node-link (remat-opt's export)" : "node-link",
+             *graph);
   return graph;
 }
 

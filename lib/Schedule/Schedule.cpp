@@ -9,12 +9,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Schedule/Schedule.h"
+#include "remat/Support/Debug.h"
 
 #include "llvm/ADT/Twine.h"
 
 #include <algorithm>
 
 using namespace remat;
+
+// -debug-only=remat-schedule: the execution plan of each checkpoint set
+// (what runs in the forward pass, what the backward recomputes).
+#define DEBUG_TYPE "remat-schedule"
 
 static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -237,8 +242,20 @@ Schedule remat::scheduleFromCheckpoints(const TrainingGraph &graph,
       compute(done);
     }
   };
+  [[maybe_unused]] size_t forwardRuns = order.size();
   for (NodeId n : graph.backwardNodes())
     ensureInputsAndCompute(n);
+  LLVM_DEBUG({
+    size_t checkpoints = 0;
+    for (NodeId n : forward)
+      checkpoints += isCheckpoint[n];
+    size_t backwardNodes = graph.backwardNodes().size();
+    llvm::dbgs() << "schedule: " << checkpoints << " of " << forward.size()
+                 << " forward nodes checkpointed: " << forwardRuns
+                 << " run in the forward pass, "
+                 << order.size() - forwardRuns - backwardNodes
+                 << " forward computations in the backward pass\n";
+  });
 
   return insertEarlyFrees(graph, order);
 }

@@ -10,10 +10,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Schedule/Schedule.h"
+#include "remat/Support/Debug.h"
+
+#include "llvm/Support/Format.h"
 
 #include <string>
 
 using namespace remat;
+
+// -debug-only=remat-simulator: one line per simulated plan (its peak, where
+// it is reached, cost and recomputations), or why the plan is invalid.
+#define DEBUG_TYPE "remat-simulator"
 
 std::vector<std::vector<char>>
 remat::inPlaceUpdates(const TrainingGraph &graph, const Schedule &schedule) {
@@ -68,6 +75,9 @@ SimulationReport remat::simulate(const TrainingGraph &graph,
   const std::vector<std::vector<char>> inPlace = inPlaceUpdates(graph, schedule);
 
   auto fail = [&](std::string message) {
+    LLVM_DEBUG(llvm::dbgs()
+               << "simulator: invalid plan of " << schedule.steps.size()
+               << " steps: " << message << "\n");
     report.valid = false;
     report.error = std::move(message);
     return report;
@@ -148,6 +158,16 @@ SimulationReport remat::simulate(const TrainingGraph &graph,
     if (graph.value(v).isOutput && !resident[v])
       return fail(where + "step output " + quote(graph.value(v).name) +
                   " is not resident");
+  LLVM_DEBUG({
+    llvm::dbgs() << "simulator: " << schedule.steps.size() << " steps, peak "
+                 << report.peakBytes << " at step " << report.peakStep;
+    const Step &at = schedule.steps.empty() ? Step::compute(-1)
+                                            : schedule.steps[report.peakStep];
+    if (at.isCompute() && at.id >= 0)
+      llvm::dbgs() << " ('" << graph.node(at.id).name << "')";
+    llvm::dbgs() << ", cost " << llvm::format("%g", report.totalCost) << " ("
+                 << report.numRecomputations << " recomputations)\n";
+  });
   return report;
 }
 

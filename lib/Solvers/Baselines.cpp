@@ -8,10 +8,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Solvers/Solver.h"
+#include "remat/Support/Debug.h"
 
+#include <algorithm>
 #include <numeric>
 
 using namespace remat;
+
+// -debug-only=remat-baselines: which order checkpoint-all keeps, and the
+// segments of chen-sqrtn.
+#define DEBUG_TYPE "remat-baselines"
 
 Schedule remat::solveCheckpointAll(const TrainingGraph &graph) {
   // Every forward value stays resident until its last (backward) use, so
@@ -29,10 +35,18 @@ Schedule remat::solveCheckpointAll(const TrainingGraph &graph) {
   Schedule program = insertEarlyFrees(graph, programOrder);
   SimulationReport phasedReport = simulate(graph, phased);
   SimulationReport programReport = simulate(graph, program);
-  return programReport.valid &&
-                 programReport.peakBytes < phasedReport.peakBytes
-             ? program
-             : phased;
+  bool useProgram =
+      programReport.valid && programReport.peakBytes < phasedReport.peakBytes;
+  LLVM_DEBUG(llvm::dbgs() << "checkpoint-all: forward-then-backward peak "
+                          << phasedReport.peakBytes << ", program order peak "
+                          << (programReport.valid
+                                  ? std::to_string(programReport.peakBytes)
+                                  : "invalid (" + programReport.error + ")")
+                          << ": keeps the "
+                          << (useProgram ? "program order"
+                                         : "forward-then-backward order")
+                          << "\n");
+  return useProgram ? program : phased;
 }
 
 std::vector<bool> remat::chenSqrtNCheckpoints(const TrainingGraph &graph) {
@@ -65,6 +79,11 @@ std::vector<bool> remat::chenSqrtNCheckpoints(const TrainingGraph &graph) {
       producesOutput |= graph.value(out).isOutput;
     checkpointed[node] = endOfSegment || producesOutput;
   }
+  LLVM_DEBUG(
+      llvm::dbgs() << "chen-sqrtn: " << n << " forward nodes in segments of "
+                   << k << ", "
+                   << std::count(checkpointed.begin(), checkpointed.end(), true)
+                   << " checkpointed (segment ends and step outputs)\n");
   return checkpointed;
 }
 

@@ -8,6 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Solvers/Chain.h"
+#include "remat/Support/Debug.h"
+
+#include "llvm/Support/Format.h"
 
 #include <algorithm>
 #include <cassert>
@@ -15,6 +18,11 @@
 #include <tuple>
 
 using namespace remat;
+
+// -debug-only=remat-chain: the linearized chain, and the search of every
+// checkpoint-set solver (chen-greedy, ap-greedy, sequential, hong, feng):
+// how many distinct sets were simulated, how many fit, the one chosen.
+#define DEBUG_TYPE "remat-chain"
 
 Chain Chain::fromSizes(std::vector<uint64_t> sizes) {
   Chain chain;
@@ -42,6 +50,16 @@ Chain remat::linearize(const TrainingGraph &graph) {
     chain.costs.push_back(graph.node(n).cost);
     chain.nodes.push_back(n);
   }
+  LLVM_DEBUG({
+    uint64_t total = 0, largest = 0;
+    for (uint64_t size : chain.sizes) {
+      total += size;
+      largest = std::max(largest, size);
+    }
+    llvm::dbgs() << "chain: linearized " << chain.numStages()
+                 << " forward nodes, " << total << " bytes (largest stage "
+                 << largest << ")\n";
+  });
   return chain;
 }
 
@@ -79,9 +97,11 @@ remat::scheduleFromChainCheckpoints(const TrainingGraph &graph,
 Schedule remat::bestCheckpointPlan(const TrainingGraph &graph,
                                    std::vector<std::vector<bool>> candidates,
                                    std::optional<uint64_t> budget) {
+  [[maybe_unused]] size_t offered = candidates.size();
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()),
                    candidates.end());
+  [[maybe_unused]] size_t fitting = 0, invalid = 0, chosen = 0;
   // Candidates fitting the budget compare by (cost, peak), the others by
   // (peak, cost), and any fitting one beats every other; without a budget
   // nothing "fits", so all compare by peak. The first candidate (in the
@@ -103,14 +123,36 @@ Schedule remat::bestCheckpointPlan(const TrainingGraph &graph,
   for (const std::vector<bool> &mask : candidates) {
     Schedule schedule = scheduleFromCheckpoints(graph, mask);
     SimulationReport report = simulate(graph, schedule);
-    if (!report.valid)
+    if (!report.valid) {
+      ++invalid;
       continue; // runSolver reports invalid plans; never prefer one here.
+    }
+    fitting += budget && report.peakBytes <= *budget;
     if (!haveBest || better(report, bestReport)) {
       best = std::move(schedule);
       bestReport = std::move(report);
       haveBest = true;
+      chosen = std::count(mask.begin(), mask.end(), true);
     }
   }
+  LLVM_DEBUG({
+    llvm::dbgs() << "chain: " << candidates.size()
+                 << " distinct checkpoint sets of " << offered
+                 << " simulated, ";
+    if (budget)
+      llvm::dbgs() << fitting << " within the budget " << *budget;
+    else
+      llvm::dbgs() << "no budget (least peak)";
+    if (invalid)
+      llvm::dbgs() << ", " << invalid << " invalid";
+    if (haveBest)
+      llvm::dbgs() << "; chosen: " << chosen << " checkpoints, peak "
+                   << bestReport.peakBytes << " cost "
+                   << llvm::format("%g", bestReport.totalCost);
+    else
+      llvm::dbgs() << "; none valid: checkpoint everything";
+    llvm::dbgs() << "\n";
+  });
   if (!haveBest)
     return scheduleFromCheckpoints(graph,
                                    std::vector<bool>(graph.numNodes(), true));

@@ -22,11 +22,17 @@
 
 #include "remat/Solvers/Chain.h"
 #include "remat/Solvers/HierarchySolvers.h"
+#include "remat/Support/Debug.h"
 
 #include <algorithm>
 #include <cmath>
 
 using namespace remat;
+
+// -debug-only=remat-chain-baselines: the parameter each heuristic searches
+// (b, the number of segments) and its candidates; remat-chain says which
+// candidate the simulator chose.
+#define DEBUG_TYPE "remat-chain-baselines"
 
 std::vector<size_t>
 remat::chenGreedyCheckpoints(const std::vector<uint64_t> &sizes, uint64_t b) {
@@ -92,8 +98,13 @@ llvm::Expected<Schedule> remat::solveChenGreedy(const TrainingGraph &graph,
   // The search over b (greedyBudgetCandidates); different b often give the
   // same checkpoints, and bestChainPlan simulates each distinct set once.
   std::vector<std::vector<size_t>> candidates;
-  for (uint64_t b : greedyBudgetCandidates(chain.sizes))
+  std::vector<uint64_t> grid = greedyBudgetCandidates(chain.sizes);
+  for (uint64_t b : grid)
     candidates.push_back(chenGreedyCheckpoints(chain.sizes, b));
+  LLVM_DEBUG(llvm::dbgs() << "chen-greedy: " << n << " stages, " << grid.size()
+                          << " segment budgets b from "
+                          << (grid.empty() ? 0 : grid.front()) << " to "
+                          << (grid.empty() ? 0 : grid.back()) << "\n");
   return bestChainPlan(graph, chain, candidates, options.budget);
 }
 
@@ -112,6 +123,8 @@ llvm::Expected<Schedule> remat::solveSequential(const TrainingGraph &graph,
   std::vector<std::vector<size_t>> candidates;
   for (size_t segments = std::min<size_t>(2, n); segments <= most; ++segments)
     candidates.push_back(sequentialCheckpoints(n, segments));
+  LLVM_DEBUG(llvm::dbgs() << "sequential: " << n << " stages, segment counts "
+                          << std::min<size_t>(2, n) << " to " << most << "\n");
   return bestChainPlan(graph, chain, candidates, options.budget);
 }
 
@@ -133,6 +146,10 @@ std::vector<bool> remat::apSqrtNCheckpoints(const TrainingGraph &graph,
   for (size_t i = 0; i < n; ++i)
     if ((i + 1) % k == 0 || i + 1 == n)
       mask[analysis.graph.nodeId(candidates[i])] = true;
+  LLVM_DEBUG(llvm::dbgs() << "ap-sqrtn: " << n
+                          << " articulation points in segments of " << k << ": "
+                          << std::count(mask.begin(), mask.end(), true)
+                          << " checkpointed\n");
   return mask;
 }
 
@@ -173,7 +190,12 @@ llvm::Expected<Schedule> remat::solveAPGreedy(const TrainingGraph &graph,
   for (unsigned op = 0; op < analysis.graph.numOps(); ++op)
     sizes.push_back(analysis.graph.bytes(analysis.graph.vertexOfOp(op)));
   std::vector<std::vector<bool>> candidates;
-  for (uint64_t b : greedyBudgetCandidates(sizes))
+  std::vector<uint64_t> grid = greedyBudgetCandidates(sizes);
+  for (uint64_t b : grid)
     candidates.push_back(apGreedyCheckpoints(graph, analysis, b));
+  LLVM_DEBUG(llvm::dbgs() << "ap-greedy: " << analysis.articulationPoints.size()
+                          << " articulation points of "
+                          << analysis.graph.numOps() << " ops, " << grid.size()
+                          << " segment budgets b\n");
   return bestCheckpointPlan(graph, std::move(candidates), options.budget);
 }

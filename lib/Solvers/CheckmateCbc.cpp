@@ -10,6 +10,10 @@
 
 #include "CheckmateModel.h"
 
+#include "remat/Support/Debug.h"
+
+#include "llvm/Support/Format.h"
+
 #include "CbcEventHandler.hpp"
 #include "CbcModel.hpp"
 #include "CbcSolver.hpp"
@@ -20,6 +24,10 @@
 
 using namespace remat;
 using namespace remat::checkmate;
+
+// -debug-only=remat-checkmate-cbc: the root relaxation, the arguments CBC's
+// driver gets (time limit, cutoff, cut generators) and what it returns.
+#define DEBUG_TYPE "remat-checkmate-cbc"
 
 namespace {
 
@@ -98,6 +106,17 @@ CbcOutcome checkmate::runCbc(const Formulation &formulation,
   seconds -=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
           .count();
+  LLVM_DEBUG(llvm::dbgs() << "checkmate cbc: root relaxation "
+                          << (solver.isProvenOptimal()            ? "optimal"
+                              : solver.isProvenPrimalInfeasible() ? "infeasible"
+                                                                  : "unsolved")
+                          << ", value "
+                          << llvm::format("%g", solver.isProvenOptimal()
+                                                    ? solver.getObjValue() *
+                                                          formulation.costScale
+                                                    : 0.0)
+                          << "; " << llvm::format("%.2f", seconds)
+                          << " s left\n");
   if (solver.isProvenPrimalInfeasible()) {
     CbcOutcome outcome;
     outcome.infeasible = true;
@@ -167,6 +186,12 @@ CbcOutcome checkmate::runCbc(const Formulation &formulation,
   }
   args.push_back("-solve");
   args.push_back("-quit");
+  LLVM_DEBUG({
+    llvm::dbgs() << "checkmate cbc: CbcMain1";
+    for (const char *arg : args)
+      llvm::dbgs() << " " << arg;
+    llvm::dbgs() << (start ? " (with a MIP start)" : "") << "\n";
+  });
   CbcMain1(static_cast<int>(args.size()), args.data(), model);
 
   CbcOutcome outcome;
@@ -178,5 +203,15 @@ CbcOutcome checkmate::runCbc(const Formulation &formulation,
     const double *x = model.bestSolution();
     outcome.solution.assign(x, x + formulation.numColumns());
   }
+  LLVM_DEBUG(
+      llvm::dbgs()
+      << "checkmate cbc: status " << model.status() << " (secondary "
+      << model.secondaryStatus() << "), " << outcome.nodes << " nodes, "
+      << model.getSolutionCount() << " solutions, best "
+      << llvm::format("%g", outcome.solution.empty()
+                                ? 0.0
+                                : model.getObjValue() * formulation.costScale)
+      << ", bound " << llvm::format("%g", outcome.bound * formulation.costScale)
+      << "\n");
   return outcome;
 }

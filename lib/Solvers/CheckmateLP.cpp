@@ -14,6 +14,10 @@
 
 #include "CheckmateModel.h"
 
+#include "remat/Support/Debug.h"
+
+#include "llvm/Support/Format.h"
+
 #include "OsiClpSolverInterface.hpp"
 
 #include <cmath>
@@ -21,6 +25,12 @@
 
 using namespace remat;
 using namespace remat::checkmate;
+
+// -debug-only=remat-checkmate-lp: the relaxation (its value, CLP's status),
+// and per budget allowance epsilon the roundings tried, how many fit and the
+// best; the LP rounding that checkmate-ilp runs for its warm start prints
+// here too.
+#define DEBUG_TYPE "remat-checkmate-lp"
 
 /// Algorithm 2 for the fractional checkpoint matrix `checkpoints` and
 /// threshold `threshold`. Nodes that produce step outputs are never
@@ -97,9 +107,17 @@ checkmate::lpRounding(const ModelGraph &model, const Formulation &formulation,
     lpValue = solver.isProvenPrimalInfeasible()
                   ? std::numeric_limits<double>::infinity()
                   : -1;
+    LLVM_DEBUG(llvm::dbgs()
+               << "checkmate lp: the relaxation is "
+               << (std::isinf(lpValue) ? "infeasible"
+                                       : "unsolved (CLP stopped at its limit)")
+               << "\n");
     return std::nullopt;
   }
   lpValue = solver.getObjValue() * formulation.costScale;
+  LLVM_DEBUG(llvm::dbgs() << "checkmate lp: relaxation value "
+                          << llvm::format("%g", lpValue) << " (a lower bound), "
+                          << solver.getIterationCount() << " iterations\n");
 
   const double units = static_cast<double>(budgetBytes / model.unit);
   std::optional<RoundingResult> best;
@@ -118,9 +136,17 @@ checkmate::lpRounding(const ModelGraph &model, const Formulation &formulation,
       formulation.setBudget(solver, std::floor((1 - epsilon) * units));
       solver.getModelPtr()->setMaximumSeconds(secondsUntil(deadline));
       solver.resolve();
-      if (!solver.isProvenOptimal())
+      if (!solver.isProvenOptimal()) {
+        LLVM_DEBUG(llvm::dbgs()
+                   << "checkmate lp: epsilon " << llvm::format("%g", epsilon)
+                   << ": relaxation not solved ("
+                   << (solver.isProvenPrimalInfeasible() ? "infeasible"
+                                                         : "stopped")
+                   << ")\n");
         continue;
+      }
     }
+    [[maybe_unused]] unsigned tried = 0, fitting = 0, invalid = 0;
     std::vector<std::vector<double>> checkpoints =
         formulation.checkpointsOf(solver.getColSolution());
     std::vector<std::vector<char>> previous;
@@ -133,12 +159,32 @@ checkmate::lpRounding(const ModelGraph &model, const Formulation &formulation,
       // by the simulator.
       Schedule schedule = executionPlan(model, plan);
       SimulationReport simulation = simulate(graph, schedule);
+      ++tried;
+      if (!simulation.valid)
+        ++invalid;
       if (!simulation.valid || simulation.peakBytes > budgetBytes)
         continue;
+      ++fitting;
       if (!best || simulation.totalCost < best->cost)
         best = RoundingResult{std::move(plan), std::move(schedule),
                               simulation.totalCost, threshold, epsilon};
     }
+    LLVM_DEBUG({
+      llvm::dbgs() << "checkmate lp: epsilon " << llvm::format("%g", epsilon)
+                   << ": relaxation "
+                   << llvm::format("%g",
+                                   solver.getObjValue() * formulation.costScale)
+                   << ", " << tried << " distinct roundings, " << fitting
+                   << " within the budget";
+      if (invalid)
+        llvm::dbgs() << ", " << invalid << " invalid";
+      if (best)
+        llvm::dbgs() << "; best so far cost " << llvm::format("%g", best->cost)
+                     << " (threshold " << llvm::format("%g", best->threshold)
+                     << ", epsilon " << llvm::format("%g", best->allowance)
+                     << ")";
+      llvm::dbgs() << "\n";
+    });
   }
   return best;
 }
@@ -170,8 +216,17 @@ llvm::Expected<Schedule> remat::solveCheckmateLP(
   ModelGraph model = buildModelGraph(graph, cmOptions.maxNodes);
   Formulation formulation(model, session.budget / model.unit);
   session.describe(model, formulation);
-  if (session.obviouslyInfeasible(model))
+  LLVM_DEBUG(llvm::dbgs() << "checkmate-lp: model of " << model.size()
+                          << " nodes (" << model.level << "), "
+                          << formulation.numColumns() << " columns, "
+                          << formulation.numRows() << " rows; budget "
+                          << formulation.budgetUnits() << " units of "
+                          << model.unit << " bytes\n");
+  if (session.obviouslyInfeasible(model)) {
+    LLVM_DEBUG(llvm::dbgs() << "checkmate-lp: infeasible before any solve: "
+                            << session.report.message << "\n");
     return session.fallback(CheckmateStatus::Infeasible, report);
+  }
   double lpValue = -1;
   auto lpStart = std::chrono::steady_clock::now();
   std::optional<RoundingResult> rounding =

@@ -10,11 +10,22 @@
 
 #include "CheckmateModel.h"
 
+#include "remat/Support/Debug.h"
+
+#include "llvm/Support/Format.h"
+
 #include <cmath>
 #include <limits>
 
 using namespace remat;
 using namespace remat::checkmate;
+
+// -debug-only=remat-checkmate-ilp: the phases of checkmate-ilp (model, LP
+// bound, warm starts offered and why one is refused, cutoff, CBC's outcome)
+// and the plan returned. The session both Checkmate solvers share (the
+// other solvers' plans, the budget, fallbacks) prints under remat-checkmate.
+#define DEBUG_TYPE "remat-checkmate-ilp"
+#define SESSION_DEBUG(...) DEBUG_WITH_TYPE("remat-checkmate", __VA_ARGS__)
 
 llvm::StringRef remat::checkmateStatusName(CheckmateStatus status) {
   switch (status) {
@@ -121,6 +132,18 @@ Session::Session(const TrainingGraph &graph, const SolverOptions &options,
     if (const Candidate *least = leastPeak())
       budget = least->simulation.peakBytes;
   report.heuristicSeconds = elapsed();
+  SESSION_DEBUG({
+    llvm::dbgs() << this->solverName << ": budget " << budget << " bytes"
+                 << (options.budget ? "" : " (least peak of the other solvers)")
+                 << ", time limit " << llvm::format("%g", limit) << " s; "
+                 << candidates.size() << " plans of other solvers in "
+                 << llvm::format("%.3f", report.heuristicSeconds) << " s:\n";
+    for (const Candidate &c : candidates)
+      llvm::dbgs() << "  " << c.name << ": peak " << c.simulation.peakBytes
+                   << " cost " << llvm::format("%g", c.simulation.totalCost)
+                   << (c.simulation.peakBytes <= budget ? "" : " (over)")
+                   << "\n";
+  });
 }
 
 double Session::elapsed() const {
@@ -185,6 +208,13 @@ bool Session::obviouslyInfeasible(const ModelGraph &model) {
 Schedule Session::finish(Schedule schedule, CheckmateStatus status,
                          CheckmateReport *out) {
   SimulationReport simulation = simulate(graph, schedule);
+  SESSION_DEBUG(llvm::dbgs()
+                << solverName << ": " << checkmateStatusName(status)
+                << ": peak " << simulation.peakBytes << " cost "
+                << llvm::format("%g", simulation.totalCost) << " after "
+                << llvm::format("%.3f", elapsed()) << " s"
+                << (report.message.empty() ? "" : "; ") << report.message
+                << "\n");
   report.status = status;
   report.objective = simulation.totalCost;
   report.peakBytes = simulation.peakBytes;
@@ -225,6 +255,13 @@ Schedule Session::fallback(CheckmateStatus status, CheckmateReport *out) {
                                                  : CheckmateStatus::Feasible;
   else
     chosen = leastPeak();
+  SESSION_DEBUG(llvm::dbgs()
+                << solverName << ": falls back to "
+                << (chosen ? chosen->name : std::string("nothing"))
+                << (chosen && chosen->simulation.peakBytes <= budget
+                        ? " (the cheapest plan within the budget)"
+                        : " (the least-peak plan)")
+                << "\n");
   if (!chosen)
     return finish(Schedule(), status, out);
   report.warmStart = chosen->name;
@@ -254,6 +291,9 @@ llvm::Expected<Schedule> remat::solveCheckmateILP(
   // budget that computes each exactly once is optimal: no search needed (in
   // particular without a budget, which is the checkpoint-all peak).
   if (const Candidate *c = session.withoutRecomputation()) {
+    LLVM_DEBUG(llvm::dbgs() << "checkmate-ilp: '" << c->name
+                            << "' fits without recomputation: optimal, no "
+                               "search\n");
     session.report.level = "none (a plan without recomputation fits)";
     session.report.warmStart = c->name;
     return session.finish(c->schedule, CheckmateStatus::Optimal, report);
@@ -266,8 +306,18 @@ llvm::Expected<Schedule> remat::solveCheckmateILP(
   ModelGraph model = buildModelGraph(graph, cmOptions.maxNodes);
   Formulation formulation(model, session.budget / model.unit);
   session.describe(model, formulation);
-  if (session.obviouslyInfeasible(model))
+  LLVM_DEBUG(llvm::dbgs() << "checkmate-ilp: model of " << model.size()
+                          << " nodes (" << model.level << "), "
+                          << formulation.numColumns() << " columns ("
+                          << formulation.numIntegers() << " integer), "
+                          << formulation.numRows() << " rows; budget "
+                          << formulation.budgetUnits() << " units of "
+                          << model.unit << " bytes\n");
+  if (session.obviouslyInfeasible(model)) {
+    LLVM_DEBUG(llvm::dbgs() << "checkmate-ilp: infeasible before any solve: "
+                            << session.report.message << "\n");
     return session.fallback(CheckmateStatus::Infeasible, report);
+  }
 
   // The relaxation (its value is a lower bound) and LP rounding, a warm
   // start and a cutoff, within half the time: under a second on graphs of
@@ -291,6 +341,23 @@ llvm::Expected<Schedule> remat::solveCheckmateILP(
   if (rounding)
     session.candidates.push_back({"lp-rounding", rounding->schedule,
                                   simulate(graph, rounding->schedule)});
+  LLVM_DEBUG({
+    llvm::dbgs() << "checkmate-ilp: LP relaxation ";
+    if (lpValue < 0)
+      llvm::dbgs() << "not solved in time";
+    else
+      llvm::dbgs() << "bound " << llvm::format("%g", lpValue);
+    llvm::dbgs() << " in " << llvm::format("%.3f", session.report.lpSeconds)
+                 << " s; rounding: ";
+    if (rounding)
+      llvm::dbgs() << "cost " << llvm::format("%g", rounding->cost)
+                   << " (threshold " << llvm::format("%g", rounding->threshold)
+                   << ", allowance " << llvm::format("%g", rounding->allowance)
+                   << ")";
+    else
+      llvm::dbgs() << "no plan within the budget";
+    llvm::dbgs() << "\n";
+  });
   if (std::isinf(lpValue)) {
     session.report.message = "the LP relaxation is infeasible at this budget";
     return session.fallback(CheckmateStatus::Infeasible, report);
@@ -310,20 +377,35 @@ llvm::Expected<Schedule> remat::solveCheckmateILP(
     StagePlan normal = plan;
     normalise(model, normal);
     double cost = formulation.costOf(normal);
-    if (cost >= startCost)
+    if (cost >= startCost) {
+      LLVM_DEBUG(llvm::dbgs() << "checkmate-ilp: MIP start '" << name
+                              << "': model cost " << llvm::format("%g", cost)
+                              << ", not below the start so far\n");
       return;
+    }
     if (std::optional<std::vector<double>> x = formulation.columnsOf(normal)) {
+      LLVM_DEBUG(llvm::dbgs()
+                 << "checkmate-ilp: MIP start '" << name << "': model cost "
+                 << llvm::format("%g", cost) << ", the start so far\n");
       start = std::move(x);
       startPlan = std::move(normal);
       startCost = cost;
       session.report.warmStart = name;
+    } else {
+      LLVM_DEBUG(llvm::dbgs() << "checkmate-ilp: MIP start '" << name
+                              << "' refused: over the budget in the model\n");
     }
   };
   constexpr size_t kMipStartIntegers = 30000;
   if (cmOptions.warmStart && formulation.numIntegers() <= kMipStartIntegers) {
-    for (const Candidate &c : session.candidates)
+    for (const Candidate &c : session.candidates) {
       if (std::optional<StagePlan> plan = stagePlanOf(model, c.schedule))
         offer(*plan, c.name);
+      else
+        LLVM_DEBUG(llvm::dbgs() << "checkmate-ilp: MIP start '" << c.name
+                                << "' refused: not a stage plan of the model "
+                                   "(remat-checkmate-model says why)\n");
+    }
     if (rounding)
       offer(rounding->plan, "lp-rounding");
     offer(StagePlan::identity(model.size()), "no-recomputation");
@@ -339,23 +421,74 @@ llvm::Expected<Schedule> remat::solveCheckmateILP(
     cutoff = startCost;
   if (cutoff && session.report.warmStart.empty())
     session.report.warmStart = incumbent ? incumbent->name : "";
+  LLVM_DEBUG({
+    llvm::dbgs() << "checkmate-ilp: CBC with "
+                 << llvm::format("%.2f", session.remaining())
+                 << " s left, MIP start "
+                 << (start ? session.report.warmStart : std::string("none"))
+                 << ", cutoff ";
+    if (cutoff)
+      llvm::dbgs() << llvm::format("%g", *cutoff);
+    else
+      llvm::dbgs() << "none";
+    llvm::dbgs() << "\n";
+  });
 
   auto milpStart = std::chrono::steady_clock::now();
-  llvm::raw_ostream &progress =
-      cmOptions.progress ? *cmOptions.progress : llvm::errs();
-  CbcOutcome outcome =
-      runCbc(formulation, start ? &*start : nullptr,
-             cutoff ? std::optional<double>(*cutoff / formulation.costScale)
-                    : std::nullopt,
-             session.remaining(), cmOptions.progressIntervalSeconds,
-             session.start, [&](const std::string &line) {
-               progress << "checkmate-ilp: " << line << "\n";
-               progress.flush();
-             });
+  // Progress lines only where the caller asked for them (never by default:
+  // a library does not write to stderr unasked).
+  llvm::raw_ostream *progress =
+      cmOptions.progress ? cmOptions.progress : options.progress;
+  std::function<void(const std::string &)> print;
+  if (progress) {
+    print = [progress](const std::string &line) {
+      *progress << "checkmate-ilp: " << line << "\n";
+      progress->flush();
+    };
+    // A line when the search starts and one when it ends, whatever its
+    // length; lines in between every progressIntervalSeconds.
+    *progress << "checkmate-ilp: " << llvm::format("%.1fs", session.elapsed())
+              << " CBC search: " << model.size() << " nodes, "
+              << formulation.numIntegers() << " integer variables, "
+              << llvm::format("%.1f", std::max(0.0, session.remaining()))
+              << " s left, incumbent ";
+    if (cutoff)
+      *progress << llvm::format("%.6g", *cutoff);
+    else
+      *progress << "none";
+    *progress << "\n";
+    progress->flush();
+  }
+  CbcOutcome outcome = runCbc(
+      formulation, start ? &*start : nullptr,
+      cutoff ? std::optional<double>(*cutoff / formulation.costScale)
+             : std::nullopt,
+      session.remaining(), progress ? cmOptions.progressIntervalSeconds : 0,
+      session.start, std::move(print));
   session.report.milpSeconds = std::chrono::duration<double>(
                                    std::chrono::steady_clock::now() - milpStart)
                                    .count();
   session.report.nodesExplored = outcome.nodes;
+  if (progress) {
+    *progress << "checkmate-ilp: " << llvm::format("%.1fs", session.elapsed())
+              << " CBC search done: "
+              << (outcome.optimal      ? "optimal"
+                  : outcome.infeasible ? "nothing below the incumbent"
+                                       : "stopped")
+              << " nodes=" << outcome.nodes << "\n";
+    progress->flush();
+  }
+  LLVM_DEBUG(
+      llvm::dbgs() << "checkmate-ilp: CBC "
+                   << (outcome.optimal      ? "proved optimality"
+                       : outcome.infeasible ? "proved infeasibility"
+                                            : "stopped")
+                   << " after " << outcome.nodes << " nodes, "
+                   << llvm::format("%.3f", session.report.milpSeconds) << " s: "
+                   << (outcome.solution.empty() ? "no solution" : "a solution")
+                   << ", bound "
+                   << llvm::format("%g", outcome.bound * formulation.costScale)
+                   << "\n");
 
   // Without a solution, CBC reports an exhausted search as infeasible or as
   // optimal depending on where the cutoff pruned the last node.

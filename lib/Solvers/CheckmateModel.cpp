@@ -28,6 +28,9 @@
 #include "CheckmateModel.h"
 
 #include "remat/Structure/Structure.h"
+#include "remat/Support/Debug.h"
+
+#include "llvm/Support/Format.h"
 
 #include "CoinPackedMatrix.hpp"
 #include "OsiSolverInterface.hpp"
@@ -38,6 +41,12 @@
 
 using namespace remat;
 using namespace remat::checkmate;
+
+// -debug-only=remat-checkmate-model: the coarsening (which grouping, how
+// many nodes), the model graph (unit, pinned nodes, memory), the size of
+// the formulation, and why a plan of another solver is not a plan of the
+// model (the warm starts of checkmate-ilp).
+#define DEBUG_TYPE "remat-checkmate-model"
 
 //===----------------------------------------------------------------------===//
 // The model graph
@@ -194,6 +203,18 @@ coarsen(const TrainingGraph &graph, unsigned maxNodes, std::string &level) {
   // recompute nor fit a budget (a 1000-node DAG became 3 nodes).
   std::optional<std::vector<std::vector<NodeId>>> byHierarchy =
       coarsenByHierarchy(graph, maxNodes);
+  LLVM_DEBUG({
+    llvm::dbgs() << "checkmate model: " << n << " nodes > max-nodes "
+                 << maxNodes << ": coarsen; the hierarchy's close sets give ";
+    if (byHierarchy)
+      llvm::dbgs() << byHierarchy->size() << " nodes"
+                   << (byHierarchy->size() >= maxNodes / 2
+                           ? ""
+                           : " (fewer than max-nodes / 2: rejected)");
+    else
+      llvm::dbgs() << "no topological grouping";
+    llvm::dbgs() << "\n";
+  });
   if (byHierarchy && byHierarchy->size() >= maxNodes / 2) {
     groups = std::move(*byHierarchy);
     level = "coarse graph: close sets of the structure hierarchy merged";
@@ -229,6 +250,9 @@ coarsen(const TrainingGraph &graph, unsigned maxNodes, std::string &level) {
   }
   level += " (" + std::to_string(before) +
            " nodes), then consecutive same-phase nodes";
+  LLVM_DEBUG(llvm::dbgs() << "checkmate model: " << before
+                          << " groups merged pairwise down to " << groups.size()
+                          << "\n");
   return groups;
 }
 
@@ -332,6 +356,22 @@ ModelGraph checkmate::buildModelGraph(const TrainingGraph &graph,
   for (size_t g = 0; g < model.nodes.size(); ++g)
     for (int dep : model.nodes[g].deps)
       model.nodes[dep].users.push_back(static_cast<int>(g));
+  LLVM_DEBUG({
+    size_t pinned = 0, edges = 0;
+    uint64_t mem = 0, work = 0;
+    for (const ModelNode &mn : model.nodes) {
+      pinned += mn.pinned;
+      edges += mn.deps.size();
+      mem += mn.mem + mn.memOut;
+      work = std::max(work, mn.work);
+    }
+    llvm::dbgs() << "checkmate model: " << model.size() << " nodes ("
+                 << model.level << ") of " << numNodes << ", " << edges
+                 << " edges, " << pinned
+                 << " pinned (step outputs); memory unit " << model.unit
+                 << " bytes, outputs " << mem << " units, largest workspace "
+                 << work << " units\n";
+  });
   return model;
 }
 
@@ -485,6 +525,12 @@ Schedule checkmate::executionPlan(const ModelGraph &model, StagePlan plan) {
 
 std::optional<StagePlan> checkmate::stagePlanOf(const ModelGraph &model,
                                                 const Schedule &schedule) {
+  auto reject = [](const char *why) -> std::optional<StagePlan> {
+    LLVM_DEBUG(llvm::dbgs()
+               << "checkmate model: not a plan of the model: " << why << "\n");
+    (void)why;
+    return std::nullopt;
+  };
   const int n = static_cast<int>(model.size());
   std::vector<NodeId> computes;
   for (const Step &step : schedule.steps)
@@ -495,11 +541,11 @@ std::optional<StagePlan> checkmate::stagePlanOf(const ModelGraph &model,
   for (size_t p = 0; p < computes.size();) {
     if (computes[p] < 0 ||
         static_cast<size_t>(computes[p]) >= model.nodeOf.size())
-      return std::nullopt;
+      return reject("computes a node outside the graph");
     int g = model.nodeOf[computes[p]];
     for (NodeId member : model.nodes[g].members) {
       if (p >= computes.size() || computes[p] != member)
-        return std::nullopt;
+        return reject("splits a coarse node's members");
       ++p;
     }
     sequence.push_back(g);
@@ -512,10 +558,11 @@ std::optional<StagePlan> checkmate::stagePlanOf(const ModelGraph &model,
   std::vector<int> pending;
   for (int g : sequence) {
     if (!pending.empty() && pending.back() >= g)
-      return std::nullopt;
+      return reject("recomputations out of order within a stage");
     if (!computed[g]) {
       if (g != stage)
-        return std::nullopt;
+        return reject("first computations not in node order (not "
+                      "frontier-advancing)");
       for (int i : pending)
         plan.R[stage][i] = 1;
       pending.clear();
@@ -524,11 +571,11 @@ std::optional<StagePlan> checkmate::stagePlanOf(const ModelGraph &model,
       continue;
     }
     if (model.nodes[g].pinned)
-      return std::nullopt;
+      return reject("recomputes a node with a step output");
     pending.push_back(g);
   }
   if (stage != n)
-    return std::nullopt;
+    return reject("does not compute every node");
   // Trailing recomputations serve nothing: dropped. S is derived from R.
   do
     deriveCheckpoints(model, plan);
@@ -682,6 +729,12 @@ Formulation::Formulation(const ModelGraph &model, uint64_t budgetUnits)
         close(1 - kappa, inf);
       }
   }
+  LLVM_DEBUG(llvm::dbgs() << "checkmate model: formulation of " << n
+                          << " nodes: " << numCols << " columns (" << numInts
+                          << " integer), " << rowLower.size() << " rows, "
+                          << elements.size() << " nonzeros; budget " << budget
+                          << " units, cost scale "
+                          << llvm::format("%g", costScale) << "\n");
 }
 
 void Formulation::load(OsiSolverInterface &solver) const {
@@ -729,11 +782,17 @@ Formulation::columnsOf(const StagePlan &plan) const {
       x[colR(t, i)] = plan.R[t][i];
       if (i < t)
         x[colS(t, i)] = plan.S[t][i];
-      if (plan.R[t][i] && (x[colR(t, i)] > colUpper[colR(t, i)]))
-        return std::nullopt; // recomputes a pinned node
+      if (plan.R[t][i] && (x[colR(t, i)] > colUpper[colR(t, i)])) {
+        LLVM_DEBUG(llvm::dbgs() << "checkmate model: plan rejected: stage " << t
+                                << " recomputes pinned node " << i << "\n");
+        return std::nullopt;
+      }
     }
-    if (!plan.R[t][t])
+    if (!plan.R[t][t]) {
+      LLVM_DEBUG(llvm::dbgs() << "checkmate model: plan rejected: stage " << t
+                              << " does not compute node " << t << "\n");
       return std::nullopt;
+    }
   }
   const double bound = static_cast<double>(budget);
   for (int t = 0; t < n; ++t) {
@@ -757,12 +816,22 @@ Formulation::columnsOf(const StagePlan &plan) const {
           u -= x[column] * static_cast<double>(model.nodes[i].mem);
       u += plan.R[t][k] *
            static_cast<double>(model.nodes[k].mem + model.nodes[k].memOut);
-      if (u < -0.5)
-        return std::nullopt; // a double free: not a plan of the model
+      if (u < -0.5) {
+        // A double free: not a plan of the model.
+        LLVM_DEBUG(llvm::dbgs() << "checkmate model: plan rejected: a double "
+                                   "free in stage "
+                                << t << "\n");
+        return std::nullopt;
+      }
       x[colU(t, k)] = u;
       double work = plan.R[t][k] ? static_cast<double>(model.nodes[k].work) : 0;
-      if (u + work > bound + 1e-9)
+      if (u + work > bound + 1e-9) {
+        LLVM_DEBUG(llvm::dbgs()
+                   << "checkmate model: plan rejected: stage " << t << " needs "
+                   << llvm::format("%.0f", u + work) << " units at node " << k
+                   << ", over the budget of " << budget << "\n");
         return std::nullopt;
+      }
     }
   }
   return x;

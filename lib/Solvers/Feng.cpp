@@ -23,12 +23,18 @@
 
 #include "remat/Solvers/Chain.h"
 #include "remat/Solvers/HierarchySolvers.h"
+#include "remat/Support/Debug.h"
 
 #include <algorithm>
 #include <deque>
 #include <limits>
 
 using namespace remat;
+
+// -debug-only=remat-feng: the candidate max terms C (or m) the search
+// visits, with each one's objective (stored bytes + max term), the optimum
+// and the stored vertices.
+#define DEBUG_TYPE "remat-feng"
 
 namespace {
 
@@ -104,8 +110,10 @@ ChainSolution remat::fengLinear(const std::vector<uint64_t> &l,
   // l(v_i, v_j) < B by binary search (l(v_i, .) is non-decreasing).
   uint64_t C = reforward(0, n);
   uint64_t bestObjective = std::numeric_limits<uint64_t>::max();
+  [[maybe_unused]] size_t visited = 0;
   for (;;) {
     PathResult path = shortestAccessiblePath(l, prefix, C);
+    ++visited;
     uint64_t objective = path.length + path.maxTerm; // line 5
     if (objective < bestObjective) {                 // line 6
       bestObjective = objective;
@@ -130,6 +138,12 @@ ChainSolution remat::fengLinear(const std::vector<uint64_t> &l,
     C = next;
   }
   solution.objective = bestObjective;
+  LLVM_DEBUG(llvm::dbgs() << "feng-linear: " << n << " stages, " << visited
+                          << " max terms C visited"
+                          << (solution.timedOut ? " (time limit reached)" : "")
+                          << "; optimum " << bestObjective << " bytes with "
+                          << solution.checkpoints.size() << " stored "
+                          << debugList(solution.checkpoints) << "\n");
   return solution;
 }
 
@@ -387,18 +401,37 @@ HierarchySolution remat::fengArbitrary(const StructureAnalysis &analysis,
   // and not: one that costs more than B would have been expanded, and the
   // linear levels' paths stay feasible and shortest).
   HierarchySolution best = solver.solveAt(std::numeric_limits<uint64_t>::max());
+  LLVM_DEBUG(llvm::dbgs() << "feng: hierarchy of " << analysis.hierarchy.size()
+                          << " nodes; m = inf: stored " << best.storedBytes
+                          << " + max term " << best.maxTerm << "\n");
   std::optional<uint64_t> m = solver.nextCandidate(best.maxTerm);
+  [[maybe_unused]] size_t visited = 1;
+  [[maybe_unused]] std::optional<uint64_t> bestM;
   while (m) {
     if (deadline && std::chrono::steady_clock::now() > *deadline) {
       best.timedOut = true;
+      LLVM_DEBUG(llvm::dbgs() << "feng: time limit reached\n");
       break;
     }
     HierarchySolution solution = solver.solveAt(*m);
+    ++visited;
+    if (solution.objective < best.objective)
+      bestM = *m;
     if (solution.objective < best.objective)
       best = std::move(solution);
     // The next candidate lies below this solution's actual max term.
     m = solver.nextCandidate(std::min(*m, solution.maxTerm));
   }
+  LLVM_DEBUG({
+    llvm::dbgs() << "feng: " << visited
+                 << " max terms m visited; optimum at m = ";
+    if (bestM)
+      llvm::dbgs() << *bestM;
+    else
+      llvm::dbgs() << "inf";
+    llvm::dbgs() << ": stored " << best.storedBytes << " + max term "
+                 << best.maxTerm << " = " << best.objective << "\n";
+  });
   return best;
 }
 
@@ -412,5 +445,13 @@ remat::solveFengArbitrary(const TrainingGraph &graph,
   std::vector<bool> mask(graph.numNodes(), false);
   for (Vertex v : solution.stored)
     mask[analysis.graph.nodeId(v)] = true;
+  LLVM_DEBUG({
+    std::vector<std::string> names;
+    for (Vertex v : solution.stored)
+      names.push_back(graph.node(analysis.graph.nodeId(v)).name);
+    llvm::dbgs() << "feng: optimum " << solution.objective << " bytes, "
+                 << names.size() << " stored nodes " << debugList(names)
+                 << "\n";
+  });
   return scheduleFromCheckpoints(graph, mask);
 }

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Solvers/Chain.h"
+#include "remat/Support/Debug.h"
 
 #include <algorithm>
 #include <deque>
@@ -25,6 +26,11 @@
 #include <queue>
 
 using namespace remat;
+
+// -debug-only=remat-hong: the chain, the optimum of each dynamic program in
+// its memory model and the checkpoints it picks; Algorithm 3's search over
+// the segment memory s (candidates evaluated, the best s, a timeout).
+#define DEBUG_TYPE "remat-hong"
 
 namespace {
 
@@ -128,7 +134,9 @@ ChainSolution remat::hongCheckpointSelection(const std::vector<uint64_t> &d,
   uint64_t bestObjective = kInfinity, bestS = 0;
   uint64_t s = 0;
   bool haveS = true; // s = 0 first
+  [[maybe_unused]] size_t evaluated = 0, iterations = 0;
   for (size_t iteration = 0; haveS; ++iteration) {
+    iterations = iteration + 1;
     if (s + d[0] + d[n] >= bestObjective)
       break;
     if ((iteration & 63) == 63 && expired(deadline)) {
@@ -141,6 +149,7 @@ ChainSolution remat::hongCheckpointSelection(const std::vector<uint64_t> &d,
     while (forcedCount > 0 && interior[forcedCount - 1] <= s)
       forcedSum -= interior[--forcedCount];
     if (s + d[0] + d[n] + forcedSum < bestObjective) {
+      ++evaluated;
       uint64_t objective =
           s + leastCheckpointMemory(d, prefix, s, M, nullptr);
       if (objective < bestObjective) {
@@ -181,6 +190,11 @@ ChainSolution remat::hongCheckpointSelection(const std::vector<uint64_t> &d,
     solution.checkpoints.pop_back();
   std::reverse(solution.checkpoints.begin(), solution.checkpoints.end());
   solution.objective = bestObjective;
+  LLVM_DEBUG(llvm::dbgs() << "hong-cubic: " << iterations
+                          << " segment memories s visited, " << evaluated
+                          << " evaluated in O(n)"
+                          << (solution.timedOut ? " (time limit reached)" : "")
+                          << "; best s " << bestS << "\n");
   return solution;
 }
 
@@ -355,24 +369,38 @@ ChainSolution remat::hongDynamicLinear(const std::vector<uint64_t> &d) {
 // budget: their plan is the least-peak plan they find (the min-memory mode of
 // issue 4); runSolver reports whether it meets a budget.
 
+/// The model's optimum and the chosen checkpoints (chain stages).
+static void debugSolution([[maybe_unused]] const char *solver,
+                          [[maybe_unused]] const Chain &chain,
+                          [[maybe_unused]] const ChainSolution &solution) {
+  LLVM_DEBUG(llvm::dbgs() << solver << ": " << chain.numStages()
+                          << " stages; model optimum " << solution.objective
+                          << " bytes with " << solution.checkpoints.size()
+                          << " checkpoints " << debugList(solution.checkpoints)
+                          << "\n");
+}
+
 llvm::Expected<Schedule> remat::solveHongCubic(const TrainingGraph &graph,
                                                const SolverOptions &options) {
   Chain chain = linearize(graph);
   ChainSolution solution =
       hongCheckpointSelection(chain.sizes, deadlineFrom(options));
+  debugSolution("hong-cubic", chain, solution);
   return scheduleFromChainCheckpoints(graph, chain, solution.checkpoints);
 }
 
 llvm::Expected<Schedule> remat::solveHongQuadratic(const TrainingGraph &graph,
                                                    const SolverOptions &) {
   Chain chain = linearize(graph);
-  return scheduleFromChainCheckpoints(
-      graph, chain, hongDynamicQuadratic(chain.sizes).checkpoints);
+  ChainSolution solution = hongDynamicQuadratic(chain.sizes);
+  debugSolution("hong-quadratic", chain, solution);
+  return scheduleFromChainCheckpoints(graph, chain, solution.checkpoints);
 }
 
 llvm::Expected<Schedule> remat::solveHongLinear(const TrainingGraph &graph,
                                                 const SolverOptions &) {
   Chain chain = linearize(graph);
-  return scheduleFromChainCheckpoints(
-      graph, chain, hongDynamicLinear(chain.sizes).checkpoints);
+  ChainSolution solution = hongDynamicLinear(chain.sizes);
+  debugSolution("hong-linear", chain, solution);
+  return scheduleFromChainCheckpoints(graph, chain, solution.checkpoints);
 }

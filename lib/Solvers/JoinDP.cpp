@@ -7,8 +7,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Solvers/Join.h"
+#include "remat/Support/Debug.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/Format.h"
 
 #include <algorithm>
 #include <cassert>
@@ -17,6 +19,10 @@
 
 using namespace remat;
 using namespace remat::join;
+
+// -debug-only=remat-join-dp: the size of Opt_join's table and its optimum
+// at the least and the most memory.
+#define DEBUG_TYPE "remat-join-dp"
 
 static const double kInfinity = std::numeric_limits<double>::infinity();
 
@@ -169,6 +175,16 @@ JoinDP::JoinDP(std::vector<unsigned> lengthsIn, unsigned maxSlots,
       table[idx * (size_t(slots) + 1) + c] =
           evaluate(sub, c, nullptr, nullptr);
   }
+  LLVM_DEBUG({
+    unsigned least = minMemory(lengths);
+    llvm::dbgs() << "join dp: " << k << " branches of lengths "
+                 << debugList(lengths) << ", " << states << " states x "
+                 << (slots + 1) << " slot counts (" << tableBytes()
+                 << " bytes); c_min = " << least << ", Opt_join(c_min) = "
+                 << llvm::format("%g", least <= slots ? opt(least) : kInfinity)
+                 << ", Opt_join(" << slots
+                 << ") = " << llvm::format("%g", opt(slots)) << "\n";
+  });
 }
 
 size_t JoinDP::index(llvm::ArrayRef<unsigned> sub) const {

@@ -26,8 +26,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Solvers/Join.h"
+#include "remat/Support/Debug.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/Format.h"
 
 #include <algorithm>
 #include <chrono>
@@ -37,6 +39,11 @@
 
 using namespace remat;
 using namespace remat::join;
+
+// -debug-only=remat-join: the join structure found (branches, stages,
+// merges, slot size), the uniform costs handed to Opt_join, every slot
+// count judged in the simulator and the plan chosen.
+#define DEBUG_TYPE "remat-join"
 
 namespace {
 
@@ -593,6 +600,18 @@ llvm::Expected<Schedule> join::solveJoin(const TrainingGraph &graph,
     costs.forward = forwardSum / steps;
     costs.backward = backwardSum / steps;
     costs.turn = turn;
+    LLVM_DEBUG(llvm::dbgs()
+               << "join: structure (weights "
+               << (weightsPickTheBranch ? "pick the branch" : "go to the turn")
+               << "): " << k << " branches, stages " << debugList(lengths)
+               << ", " << structure->mergedStages << " stages merged, head "
+               << structure->headForward.size() << "+"
+               << structure->headBackward.size() << " nodes, tail "
+               << structure->tail.size() << "; slot " << structure->slotBytes
+               << " bytes; uniform costs forward "
+               << llvm::format("%g", costs.forward) << " backward "
+               << llvm::format("%g", costs.backward) << " turn "
+               << llvm::format("%g", costs.turn) << "\n");
 
     unsigned total = 0;
     for (unsigned l : lengths)
@@ -619,6 +638,11 @@ llvm::Expected<Schedule> join::solveJoin(const TrainingGraph &graph,
       if (!report.valid)
         return makeError("internal error: the plan for " + llvm::Twine(c) +
                          " slots is invalid: " + report.error);
+      LLVM_DEBUG(llvm::dbgs()
+                 << "join: " << c << " slots: Opt_join "
+                 << llvm::format("%g", dp.opt(c)) << ", simulated peak "
+                 << report.peakBytes << " cost "
+                 << llvm::format("%g", report.totalCost) << "\n");
       ++candidates;
       if (!best || betterPlan(report, best->report, options.budget)) {
         JoinSolveInfo chosen;
@@ -633,6 +657,12 @@ llvm::Expected<Schedule> join::solveJoin(const TrainingGraph &graph,
   }
   if (!best)
     return makeError("no schedule found");
+  LLVM_DEBUG(llvm::dbgs() << "join: chose " << best->slots << " slots of "
+                          << best->info.slotBytes << " bytes (" << candidates
+                          << " plans judged): peak " << best->report.peakBytes
+                          << " cost "
+                          << llvm::format("%g", best->report.totalCost)
+                          << "\n");
   if (info) {
     *info = best->info;
     info->candidates = candidates;

@@ -14,6 +14,7 @@
 
 #include "remat/Solvers/Join.h"
 #include "remat/Solvers/Rotor.h"
+#include "remat/Support/Debug.h"
 
 #include "llvm/ADT/Twine.h"
 
@@ -23,6 +24,11 @@
 
 using namespace remat;
 using namespace remat::join;
+
+// -debug-only=remat-revolve: revolve on training graphs runs rotor's code
+// (solveRotorFamily), which prints its stagings, tables and plan under this
+// type too.
+#define DEBUG_TYPE "remat-revolve"
 
 static const double kInfinity = std::numeric_limits<double>::infinity();
 
@@ -36,6 +42,9 @@ llvm::Expected<Schedule> remat::solveRevolve(const TrainingGraph &graph,
   RotorDPOptions dp;
   dp.slots = rotorOptions.slots;
   dp.allowFAllChains = false;
+  LLVM_DEBUG(llvm::dbgs() << "revolve: rotor's program without chains of "
+                             "F_all, S="
+                          << dp.slots << "\n");
   return solveRotorFamily(graph, options, rotorOptions, dp, info);
 }
 

@@ -13,8 +13,10 @@
 
 #include "remat/Solvers/Chain.h"
 #include "remat/Structure/Structure.h"
+#include "remat/Support/Debug.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -25,6 +27,20 @@
 #include <tuple>
 
 using namespace remat;
+
+// -debug-only=remat-rotor: the stagings and chains, every table built (its
+// memory, slots, size and optimum), the budget retries and the plan chosen.
+// Revolve runs the same code (solveRotorFamily with allowFAllChains off) and
+// prints under remat-revolve.
+#define DEBUG_TYPE "remat-rotor"
+
+[[maybe_unused]] static const char *familyDebugType(const RotorDPOptions &dp) {
+  return dp.allowFAllChains ? "remat-rotor" : "remat-revolve";
+}
+[[maybe_unused]] static const char *familyName(const RotorDPOptions &dp) {
+  return dp.allowFAllChains ? "rotor" : "revolve";
+}
+#define FAMILY_DEBUG(dp, ...) DEBUG_WITH_TYPE(familyDebugType(dp), __VA_ARGS__)
 
 static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -1051,6 +1067,8 @@ struct Attempt {
   SimulationReport report;
   RotorSolveInfo info;
   bool fits = false;
+  /// The operation sequence, under -debug only (formatRotorSequence).
+  std::string sequence;
 };
 
 /// Merges consecutive stages so that at most `maxStages` remain.
@@ -1069,11 +1087,18 @@ coarsen(std::vector<std::vector<NodeId>> stages, unsigned maxStages) {
 
 /// Simulates the sequence the table gives at m slots.
 llvm::Expected<Attempt> tryAt(const TrainingGraph &graph,
-                              const RotorStageMap &map,
-                              const RotorTable &table, unsigned m) {
+                              const RotorStageMap &map, const RotorTable &table,
+                              unsigned m, const RotorDPOptions &dp) {
   llvm::Expected<RotorSequence> sequence = table.sequence(m);
   if (!sequence)
     return sequence.takeError();
+  std::string text;
+  FAMILY_DEBUG(dp, {
+    text = formatRotorSequence(*sequence);
+    if (text.size() > 240)
+      text = text.substr(0, 240) + " ... (" + std::to_string(sequence->size()) +
+             " operations)";
+  });
   llvm::Expected<Schedule> schedule =
       scheduleFromRotorSequence(graph, map, *sequence);
   if (!schedule)
@@ -1091,6 +1116,7 @@ llvm::Expected<Attempt> tryAt(const TrainingGraph &graph,
   attempt.info.slotBytes = table.slotBytes();
   attempt.info.modelCost = table.cost(m);
   attempt.info.tableBytes = table.tableBytes();
+  attempt.sequence = std::move(text);
   return std::move(attempt);
 }
 
@@ -1125,7 +1151,33 @@ llvm::Expected<Attempt> solveMapped(const TrainingGraph &graph,
   };
   auto build = [&](uint64_t memory) {
     ++tables;
-    return RotorTable::build(chain, memory, dp);
+    [[maybe_unused]] auto begin = std::chrono::steady_clock::now();
+    llvm::Expected<RotorTable> table = RotorTable::build(chain, memory, dp);
+    FAMILY_DEBUG(dp, {
+      llvm::dbgs() << familyName(dp) << ": table " << tables
+                   << ": L=" << chain.length() << " memory=" << memory
+                   << " bytes, S=" << dp.slots << " slots of "
+                   << llvm::format("%.1f", double(memory) / dp.slots)
+                   << " bytes";
+      if (table) {
+        std::optional<unsigned> least = table->leastFeasibleSlots();
+        llvm::dbgs() << ", " << table->tableBytes() << " table bytes, "
+                     << llvm::format(
+                            "%.3f",
+                            std::chrono::duration<double>(
+                                std::chrono::steady_clock::now() - begin)
+                                .count())
+                     << " s; optimum at S: "
+                     << llvm::format("%g", table->cost()) << ", least "
+                     << "feasible slots: ";
+        if (least)
+          llvm::dbgs() << *least;
+        else
+          llvm::dbgs() << "none";
+      }
+      llvm::dbgs() << "\n";
+    });
+    return table;
   };
   // The optimum of the table for `memory` bytes, in the least memory that
   // still gives it; std::nullopt when the table finds nothing.
@@ -1136,7 +1188,7 @@ llvm::Expected<Attempt> solveMapped(const TrainingGraph &graph,
     if (std::isinf(table->cost()))
       return std::nullopt;
     llvm::Expected<Attempt> attempt =
-        tryAt(graph, map, *table, table->leastSlotsForCost(table->slots()));
+        tryAt(graph, map, *table, table->leastSlotsForCost(table->slots()), dp);
     if (!attempt)
       return attempt.takeError();
     attempt->fits = budget && attempt->report.peakBytes <= *budget;
@@ -1159,10 +1211,22 @@ llvm::Expected<Attempt> solveMapped(const TrainingGraph &graph,
       feasible = true;
       uint64_t peak = (*attempt)->report.peakBytes;
       bool fits = (*attempt)->fits;
+      FAMILY_DEBUG(dp, llvm::dbgs()
+                           << familyName(dp) << ": plan at memory " << memory
+                           << ": model cost "
+                           << llvm::format("%g", (*attempt)->info.modelCost)
+                           << " at " << (*attempt)->info.usedSlots
+                           << " slots, simulated peak " << peak << " cost "
+                           << llvm::format("%g", (*attempt)->report.totalCost)
+                           << (fits ? " (fits)" : " (over the budget)")
+                           << "\n");
       consider(std::move(**attempt));
       if (fits)
         break;
       uint64_t excess = peak - *budget;
+      FAMILY_DEBUG(dp, llvm::dbgs()
+                           << familyName(dp) << ": the model under-counted by "
+                           << excess << " bytes: retry with less memory\n");
       if (excess >= memory)
         break;
       memory -= excess;
@@ -1193,9 +1257,25 @@ llvm::Expected<Attempt> solveMapped(const TrainingGraph &graph,
       }
       if (next <= lo || (hi && next >= hi) || (hi && hi - lo <= hi / 64))
         break;
+      FAMILY_DEBUG(dp, llvm::dbgs()
+                           << familyName(dp) << ": the plan uses " << used
+                           << " of " << room
+                           << " bytes: try the table with memory " << next
+                           << (hi ? " (bisection)" : " (scaled)") << "\n");
       auto attempt = planAt(next);
       if (!attempt)
         return attempt.takeError();
+      FAMILY_DEBUG(dp, {
+        llvm::dbgs() << familyName(dp) << ": memory " << next << ": ";
+        if (*attempt)
+          llvm::dbgs() << "simulated peak " << (*attempt)->report.peakBytes
+                       << " cost "
+                       << llvm::format("%g", (*attempt)->report.totalCost)
+                       << ((*attempt)->fits ? " (fits)" : " (over the budget)");
+        else
+          llvm::dbgs() << "no sequence";
+        llvm::dbgs() << "\n";
+      });
       if (*attempt && (*attempt)->fits) {
         consider(std::move(**attempt));
         lo = next;
@@ -1213,6 +1293,10 @@ llvm::Expected<Attempt> solveMapped(const TrainingGraph &graph,
     }
   }
 
+  FAMILY_DEBUG(dp, llvm::dbgs()
+                       << familyName(dp) << ": "
+                       << (budget ? "no plan within the budget" : "no budget")
+                       << ": search the least-memory plan\n");
   // No budget, or none fits: the least memory. Start from a limit every
   // chain fits in, judge several columns of the table by the simulator (the
   // model's least memory need not be the graph's), and re-discretise around
@@ -1236,18 +1320,29 @@ llvm::Expected<Attempt> solveMapped(const TrainingGraph &graph,
                      "slot); use more slots");
   for (int round = 0; round < 4; ++round) {
     unsigned least = *table->leastFeasibleSlots();
+    [[maybe_unused]] unsigned judged = 0;
     // Every distinct optimum of the table at the least memory that gives it
     // (the breakpoints of the cost curve), judged by the simulator.
     for (unsigned m = least; m <= table->slots(); ++m) {
       if (m > least && !(table->cost(m) < table->cost(m - 1)))
         continue;
-      llvm::Expected<Attempt> attempt = tryAt(graph, map, *table, m);
+      llvm::Expected<Attempt> attempt = tryAt(graph, map, *table, m, dp);
       if (!attempt)
         return attempt.takeError();
+      ++judged;
       consider(std::move(*attempt));
       if (!timeLeft(deadline))
         break;
     }
+    FAMILY_DEBUG(dp, llvm::dbgs()
+                         << familyName(dp) << ": least memory, round " << round
+                         << ": least feasible " << least << " of "
+                         << table->slots() << " slots ("
+                         << uint64_t(std::ceil(least * table->slotBytes()))
+                         << " bytes), " << judged
+                         << " breakpoints of the cost curve simulated; best "
+                            "peak so far "
+                         << best->report.peakBytes << "\n");
     if (!timeLeft(deadline))
       break;
     uint64_t bytes = uint64_t(std::ceil(least * table->slotBytes()));
@@ -1308,6 +1403,18 @@ llvm::Expected<Schedule> remat::solveRotorFamily(
   const Deadline deadline = deadlineFrom(options);
   std::optional<Attempt> best;
   std::string firstError;
+  FAMILY_DEBUG(dp, {
+    llvm::dbgs() << familyName(dp) << ": " << graph.forwardNodes().size()
+                 << " forward nodes, budget ";
+    if (options.budget)
+      llvm::dbgs() << *options.budget;
+    else
+      llvm::dbgs() << "none (least memory)";
+    llvm::dbgs() << ", S=" << dp.slots << "; stagings:";
+    for (auto &[name, stages] : stagings)
+      llvm::dbgs() << " " << name << " (" << stages.size() << " stages)";
+    llvm::dbgs() << "\n";
+  });
   static const std::pair<BackwardPlacement, const char *> placements[] = {
       {BackwardPlacement::Balanced, ""},
       {BackwardPlacement::Early, "/early"},
@@ -1324,26 +1431,67 @@ llvm::Expected<Schedule> remat::solveRotorFamily(
       if (!map) {
         // A staging the map rejects (not a topological partition) is
         // skipped; the per-node staging always maps.
+        std::string error = llvm::toString(map.takeError());
+        FAMILY_DEBUG(dp, llvm::dbgs()
+                             << familyName(dp) << ": staging " << name << suffix
+                             << " rejected: " << error << "\n");
         if (firstError.empty())
-          firstError = llvm::toString(map.takeError());
-        else
-          llvm::consumeError(map.takeError());
+          firstError = std::move(error);
         break;
       }
-      if (llvm::is_contained(seen, map->backward))
+      if (llvm::is_contained(seen, map->backward)) {
+        FAMILY_DEBUG(dp, llvm::dbgs()
+                             << familyName(dp) << ": staging " << name << suffix
+                             << ": same backward groups as before, skipped\n");
         continue;
+      }
       seen.push_back(map->backward);
+      FAMILY_DEBUG(dp, {
+        const RotorChain &chain = map->chain;
+        uint64_t a = 0, abar = 0, delta = 0;
+        unsigned pinned = 0;
+        for (unsigned l = 0; l <= chain.length(); ++l) {
+          a += chain.a[l];
+          abar += chain.abar[l];
+          delta += chain.delta[l];
+          pinned += chain.isPinned(l);
+        }
+        llvm::dbgs() << familyName(dp) << ": staging " << name << suffix
+                     << ": chain of L=" << chain.length()
+                     << " stages, sum a=" << a << " abar=" << abar
+                     << " delta=" << delta << " bytes, reserved "
+                     << map->reservedBytes << " bytes, " << pinned
+                     << " pinned stages\n";
+      });
       llvm::Expected<Attempt> attempt =
           solveMapped(graph, *map, options.budget, dp, deadline);
       if (!attempt)
         return attempt.takeError();
       attempt->info.stages = name + suffix;
+      FAMILY_DEBUG(dp, llvm::dbgs()
+                           << familyName(dp) << ": staging " << name << suffix
+                           << ": " << attempt->info.tables << " tables, "
+                           << attempt->info.retries << " retries; plan at "
+                           << attempt->info.usedSlots << "/"
+                           << attempt->info.slots << " slots (model cost "
+                           << llvm::format("%g", attempt->info.modelCost)
+                           << "): simulated peak " << attempt->report.peakBytes
+                           << " cost "
+                           << llvm::format("%g", attempt->report.totalCost)
+                           << ", " << attempt->report.numRecomputations
+                           << " recomputations"
+                           << (attempt->fits ? ", fits" : "") << "\n");
       if (!best || betterPlan(attempt->report, best->report, options.budget))
         best = std::move(*attempt);
     }
   }
   if (!best)
     return makeError(firstError.empty() ? "rotor: no staging" : firstError);
+  FAMILY_DEBUG(dp, llvm::dbgs() << familyName(dp) << ": chose staging "
+                                << best->info.stages << ": peak "
+                                << best->report.peakBytes << ", cost "
+                                << llvm::format("%g", best->report.totalCost)
+                                << "; sequence: " << best->sequence << "\n");
   if (info)
     *info = best->info;
   return std::move(best->schedule);

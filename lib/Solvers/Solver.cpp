@@ -12,6 +12,7 @@
 #include "remat/Solvers/HierarchySolvers.h"
 #include "remat/Solvers/Join.h"
 #include "remat/Solvers/Rotor.h"
+#include "remat/Support/Debug.h"
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Format.h"
@@ -23,6 +24,13 @@
 #include <tuple>
 
 using namespace remat;
+
+// -debug-only=remat-solver: every judged run (runSolver): the solver, the
+// budget, and the simulator's verdict on its plan. -debug-only=remat-auto:
+// the portfolio's decisions: which solver runs with how much time, which is
+// skipped and why, the bounds, and the winner.
+#define DEBUG_TYPE "remat-solver"
+#define AUTO_DEBUG(...) DEBUG_WITH_TYPE("remat-auto", __VA_ARGS__)
 
 /// A Checkmate solve with what its report proves: an optimum or an incumbent
 /// with CBC's (or the LP's) bound, or a budget the model cannot meet.
@@ -337,15 +345,33 @@ llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
     return best && options.budget && best->meetsBudget &&
            best->report.totalCost <= bound;
   };
+  AUTO_DEBUG({
+    llvm::dbgs() << "auto: " << graph.numNodes() << " nodes, budget ";
+    if (options.budget)
+      llvm::dbgs() << *options.budget;
+    else
+      llvm::dbgs() << "none";
+    llvm::dbgs() << ", time limit "
+                 << llvm::format("%g", options.timeLimitSeconds) << " s\n";
+  });
   for (const SolverInfo &solver : allSolvers()) {
     if (solver.name == "auto" || !solverApplies(solver, graph))
       continue;
-    if (bestIsProvenOptimal())
+    if (bestIsProvenOptimal()) {
+      AUTO_DEBUG(llvm::dbgs()
+                 << "auto: '" << best->solver << "' meets the proven bound "
+                 << llvm::format("%g", bound)
+                 << ": optimal, the rest is skipped\n");
       break;
+    }
     // Under a budget proven infeasible the searches cannot find a plan; the
     // cheap solvers still run, for the least-peak fallback.
-    if (provenInfeasible && llvm::StringRef(solver.name).starts_with("checkmate"))
+    if (provenInfeasible &&
+        llvm::StringRef(solver.name).starts_with("checkmate")) {
+      AUTO_DEBUG(llvm::dbgs() << "auto: skip " << solver.name
+                              << ": the budget is proven infeasible\n");
       continue;
+    }
     // time-limit=0: every solver but the Checkmate searches, each without a
     // deadline (the others are polynomial).
     if (options.timeLimitSeconds == 0) {
@@ -364,8 +390,11 @@ llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
     }
     double remaining = options.timeLimitSeconds - elapsed();
     // The cheap solvers always run; the searches only with time left.
-    if (best && remaining <= 0)
+    if (best && remaining <= 0) {
+      AUTO_DEBUG(llvm::dbgs()
+                 << "auto: out of time before " << solver.name << "\n");
       break;
+    }
     SolverOptions sub = options;
     sub.timeLimitSeconds = std::max(1.0, remaining);
     // The Checkmate searches (last) run only with the time their setup
@@ -383,14 +412,25 @@ llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
       double setup = kSearchSecondsPerVariable * modelNodes * modelNodes;
       bool lp = solver.name == "checkmate-lp";
       double share = lp ? 0.3 * remaining : 0.9 * remaining / searchOverrun;
-      if (best && (remaining < (lp ? 0.4 : 0.6) * setup || share < 0.5))
+      if (best && (remaining < (lp ? 0.4 : 0.6) * setup || share < 0.5)) {
+        AUTO_DEBUG(llvm::dbgs() << "auto: skip " << solver.name << ": "
+                                << llvm::format("%.2f", remaining)
+                                << " s left, its setup needs about "
+                                << llvm::format("%.2f", setup) << " s (share "
+                                << llvm::format("%.2f", share) << " s)\n");
         continue;
+      }
       sub.timeLimitSeconds = std::max(0.5, share);
     }
+    AUTO_DEBUG(llvm::dbgs()
+               << "auto: run " << solver.name << " with "
+               << llvm::format("%.2f", sub.timeLimitSeconds) << " s\n");
     llvm::Expected<SolverResult> result = runSolver(solver, graph, sub);
     if (!result) {
-      errors +=
-          (errors.empty() ? "" : "; ") + llvm::toString(result.takeError());
+      std::string error = llvm::toString(result.takeError());
+      AUTO_DEBUG(llvm::dbgs()
+                 << "auto: " << solver.name << " failed: " << error << "\n");
+      errors += (errors.empty() ? "" : "; ") + error;
       continue;
     }
     if (solver.name == "checkmate-lp")
@@ -406,6 +446,13 @@ llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "auto: no solver produced a plan: " +
                                        errors);
+  AUTO_DEBUG(
+      llvm::dbgs() << "auto: winner " << best->solver << " (peak "
+                   << best->report.peakBytes << ", cost "
+                   << llvm::format("%g", best->report.totalCost) << "); bound "
+                   << llvm::format("%g", bound)
+                   << (provenInfeasible ? ", budget proven infeasible" : "")
+                   << ", " << llvm::format("%.3f", elapsed()) << " s\n");
   best->solver = "auto(" + best->solver + ")";
   best->solveSeconds = elapsed();
   // The portfolio's status: the winner's, strengthened by the other
@@ -465,5 +512,19 @@ llvm::Expected<SolverResult> remat::runSolver(const SolverInfo &solver,
   result.meetsBudget =
       !options.budget || result.report.peakBytes <= *options.budget;
   setPlanStatus(result, graph, options.budget, &*plan);
+  LLVM_DEBUG({
+    llvm::dbgs() << "solver '" << solver.name << "': budget ";
+    if (options.budget)
+      llvm::dbgs() << *options.budget;
+    else
+      llvm::dbgs() << "none";
+    llvm::dbgs() << ": peak " << result.report.peakBytes << ", cost "
+                 << llvm::format("%g", result.report.totalCost) << " ("
+                 << result.report.numRecomputations << " recomputations), "
+                 << (result.meetsBudget ? "meets the budget"
+                                        : "over the budget")
+                 << ", " << planStatusName(result.status) << ", "
+                 << llvm::format("%.4f", result.solveSeconds) << " s\n";
+  });
   return result;
 }

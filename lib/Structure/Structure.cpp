@@ -35,6 +35,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Structure/Structure.h"
+#include "remat/Support/Debug.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -48,6 +49,11 @@
 #include <tuple>
 
 using namespace remat;
+
+// -debug-only=remat-structure: one summary per analysis (ops, articulation
+// points, splitting vertices, the hierarchy's shape) and the
+// non-branched close sets, whose maximal split is the costly step.
+#define DEBUG_TYPE "remat-structure"
 
 //===----------------------------------------------------------------------===//
 // StructureGraph
@@ -545,6 +551,10 @@ void HierarchyBuilder::processBranched(Task &task,
 void HierarchyBuilder::processNonBranched(Task &task) {
   nodes[task.node].kind = HierarchyKind::NonBranched;
   const std::vector<Vertex> &s = task.vertices;
+  LLVM_DEBUG(llvm::dbgs() << "structure: non-branched close set of " << s.size()
+                          << " vertices between " << task.entry << " and "
+                          << task.exit
+                          << ": maximal split by separation pairs\n");
   unsigned n = s.size() + 2;
   unsigned last = n - 1;
   // Local indices: v_i = 0, s in topological order, v_j = n - 1, so that a
@@ -812,7 +822,20 @@ StructureAnalysis::StructureAnalysis(const TrainingGraph &trainingGraph)
 StructureAnalysis::StructureAnalysis(StructureGraph structureGraph)
     : graph(std::move(structureGraph)), dominators(graph, false),
       articulationPoints(findArticulationPoints(graph)),
-      hierarchy(Hierarchy::build(graph, dominators)) {}
+      hierarchy(Hierarchy::build(graph, dominators)) {
+  LLVM_DEBUG({
+    HierarchySummary s = hierarchy.summary();
+    llvm::dbgs() << "structure: " << graph.numOps() << " forward ops, "
+                 << articulationPoints.size() << " articulation points, "
+                 << splittingVertices().size()
+                 << " splitting vertices; hierarchy of " << hierarchy.size()
+                 << " nodes (" << s.linear << " linear, " << s.branched
+                 << " branched, " << s.nonBranched << " non-branched with "
+                 << s.splitMembers << " split members), depth " << s.depth
+                 << ", " << hierarchy.topLevelStages().size()
+                 << " top-level stages\n";
+  });
+}
 
 std::vector<Vertex> StructureAnalysis::splittingVertices() const {
   std::vector<Vertex> chain;

@@ -3,10 +3,13 @@
 // An mlir-opt for the remat passes and pipelines. It registers only the
 // dialects the pipelines need and the upstream passes the tests and users
 // combine with them (no InitAllDialects/InitAllPasses: those cost minutes of
-// build time on the project's 2-core machines).
+// build time on the project's 2-core machines). `-debug` and
+// `-debug-only=<type,...>` print the LLVM_DEBUG output of the remat passes
+// and solvers also with Debian's NDEBUG LLVM (remat/Support/Debug.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "remat/Support/Debug.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -20,6 +23,8 @@
 #include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
+  // Before MlirOptMain parses the command line.
+  remat::registerDebugOptions();
   mlir::DialectRegistry registry;
   remat::registerRematDialects(registry);
   remat::registerRematPasses();

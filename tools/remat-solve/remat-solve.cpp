@@ -2,7 +2,7 @@
 //
 //   remat-solve GRAPH.json [--solver=NAME|all] [--budget=B|N%|sweep]
 //               [--sweep-points=K] [--time-limit=S] [--slots=S] [--json]
-//               [--list]
+//               [--progress] [--list] [-debug-only=remat-rotor,...]
 //
 // Reads a training graph (the project's JSON format or the NetworkX node-link
 // format of the Checkmate graphs, docs/formats.md), runs the chosen solvers
@@ -19,11 +19,17 @@
 // the chosen solvers reaches) to the checkpoint-all peak, printing each
 // solver's frontier.
 //
+// `--progress` prints the progress lines of long searches (checkmate-ilp's
+// incumbent, bound and gap) on stderr; it is on by default only when stderr
+// is a terminal. `-debug` / `-debug-only=<type,...>` print the solvers'
+// LLVM_DEBUG output (remat/Support/Debug.h, docs/budget-solvers.md).
+//
 //===----------------------------------------------------------------------===//
 
 #include "remat/Graph/GraphIO.h"
 #include "remat/Solvers/Solver.h"
 #include "remat/Support/Budget.h"
+#include "remat/Support/Debug.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -32,6 +38,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -94,6 +101,20 @@ cl::opt<uint64_t> graphBatch("batch",
                              cl::init(1), cl::cat(category));
 cl::opt<bool> listSolvers("list", cl::desc("List the solvers and exit"),
                           cl::init(false), cl::cat(category));
+cl::opt<bool> progressOption(
+    "progress",
+    cl::desc("Print the progress of long searches (checkmate-ilp) on stderr "
+             "(default: only when stderr is a terminal)"),
+    cl::init(false), cl::cat(category));
+
+/// Where the solvers' progress lines go (SolverOptions::progress): stderr
+/// with --progress, or without the option when stderr is a terminal.
+llvm::raw_ostream *progressStream() {
+  bool on = progressOption.getNumOccurrences()
+                ? bool(progressOption)
+                : llvm::sys::Process::StandardErrIsDisplayed();
+  return on ? &llvm::errs() : nullptr;
+}
 
 int fail(const llvm::Twine &message) {
   llvm::errs() << "remat-solve: " << message << "\n";
@@ -221,6 +242,7 @@ int runMaxBatch(const TrainingGraph &graph,
       options.budget = budget;
       options.timeLimitSeconds = timeLimit;
       options.memorySlots = slots;
+      options.progress = progressStream();
       TrainingGraph scaled = scaleToBatch(graph, batch);
       // A batch whose buffers add up to more than 2^63-1 bytes has no exact
       // peak (TrainingGraph::verify rejects it; simulated, the sums would
@@ -280,7 +302,8 @@ int runMaxBatch(const TrainingGraph &graph,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions(category);
+  registerDebugOptions();
+  cl::HideUnrelatedOptions({&category, &debugOptionCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "remat-solve: run checkpointing solvers on a training graph (JSON)\n");
@@ -336,6 +359,7 @@ int main(int argc, char **argv) {
     options.budget = budget;
     options.timeLimitSeconds = timeLimit;
     options.memorySlots = slots;
+    options.progress = progressStream();
     Row row{solver.name, budget, std::nullopt, ""};
     llvm::Expected<SolverResult> result = runSolver(solver, *graph, options);
     if (result)

@@ -68,7 +68,9 @@ struct CheckmateOptions {
   /// Progress lines (incumbent, bound, gap) every this many seconds of a CBC
   /// search; 0 disables them.
   double progressIntervalSeconds = 10;
-  /// Where progress lines go; nullptr means llvm::errs().
+  /// Where progress lines go; nullptr means SolverOptions::progress, and
+  /// when that is nullptr too, nowhere: the library never prints unasked
+  /// (remat-solve passes llvm::errs() for --progress or a terminal).
   llvm::raw_ostream *progress = nullptr;
   /// Two-phase rounding search (§5.2-5.3; appendix C suggests searching
   /// epsilon): every threshold p rounds S* > p, every epsilon solves the

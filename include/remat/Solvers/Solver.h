@@ -14,6 +14,10 @@
 #include <functional>
 #include <optional>
 
+namespace llvm {
+class raw_ostream;
+} // namespace llvm
+
 namespace remat {
 
 /// The default time limit of the searching solvers, in every front end
@@ -35,6 +39,10 @@ struct SolverOptions {
   /// dynamic programs that discretise memory (rotor, revolve: seeds/004
   /// §5.2). More slots round sizes less and cost O(S) more time and memory.
   unsigned memorySlots = 500;
+  /// Where the solvers that search for long (Checkmate's CBC) print their
+  /// progress; nullptr (the default): nowhere. A library never prints unasked:
+  /// the front ends pass llvm::errs() for `progress=true` / `--progress`.
+  llvm::raw_ostream *progress = nullptr;
 };
 
 /// The largest number of memory slots S (rotor's table holds S + 1 floats
