@@ -87,8 +87,8 @@ def simulate(remat_opt, step):
     out = {"peak": sim["peakBytes"], "cost": sim["totalCost"], "nodes": entry["nodes"],
            "fixed_bytes": entry["fixed_bytes"],
            "checkpoint_all_peak": entry["checkpoint_all_peak_bytes"]}
-    proc, _ = run([remat_opt, step, "--remat-normalize-destinations",
-                   "--remat-print-graph=format=native", "-o", "/dev/null"])
+    proc, _ = run([remat_opt, step, "--pass-pipeline=builtin.module(func.func(remat-normalize-destinations),"
+                   "remat-print-graph{format=native})", "-o", "/dev/null"])
     if proc.returncode == 0:
         graph = json.loads(proc.stdout)
         out["output_bytes"] = sum(v["bytes"] for v in graph["values"]

@@ -19,11 +19,13 @@ solver (`--solvers`, default checkpoint-all,chen-sqrtn) two commands run:
 
   B. remat-opt FILE --pass-pipeline='builtin.module(func.func(
          remat-normalize-destinations,
-         remat-apply{solver=S print-timing=1}))' -o /dev/null --mlir-timing
-     The same passes, with remat-apply printing the wall time of its stages
-     to stderr:
-       remat-apply timing @train_step: nodes=N extract_s=.. solve_s=.. apply_s=..
-     (solve_s includes the simulator's validation of the plan).
+         remat-apply{solver=S}))' -o /dev/null --mlir-timing -debug-only=remat-apply
+     The same passes; --mlir-timing times remat-apply's stages as nested rows:
+       (A) remat::TrainingGraphAnalysis   the extraction
+       (A) remat solve                    the solve (with the simulator's
+                                          validation of the plan)
+     and the rewrite is the rest of RematApplyPass. The LLVM_DEBUG line of
+     remat-apply gives the node count.
 
 Each command runs `--repeat` times (default 3); the run with the median wall
 time is reported. Columns:
@@ -32,7 +34,7 @@ time is reported. Columns:
   nodes      nodes of the extracted training graph (from B)
   parse_s    Parser time of A
   norm_s     RematNormalizeDestinationsPass time of A (verifier included)
-  extract_s  solve_s  apply_s   stage times printed by remat-apply in B
+  extract_s  solve_s  apply_s   stage times of remat-apply in B
   applyp_s   RematApplyPass time of A (stages + verifier + bookkeeping)
   output_s   Output time of A (printing the module to /dev/null)
   mlir_s     Total of A's --mlir-timing report
@@ -67,11 +69,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GEN_MLP = os.path.join(REPO, "python", "remat", "gen_mlp.py")
 LIMIT_S = 2.0
 
-TIMING_LINE = re.compile(
-    r"remat-apply timing @(?P<func>\S+): nodes=(?P<nodes>\d+)"
-    r" extract_s=(?P<extract>[0-9.eE+-]+)"
-    r" solve_s=(?P<solve>[0-9.eE+-]+)"
-    r" apply_s=(?P<apply>[0-9.eE+-]+)")
+# remat-apply's LLVM_DEBUG line (-debug-only=remat-apply), for the node count:
+#   remat-apply @train_step: 3001 nodes, solver 'chen-sqrtn' peak ...
+NODES_LINE = re.compile(r"remat-apply @(?P<func>\S+): (?P<nodes>\d+) nodes")
 # A row of the text report of --mlir-timing (MLIR 22), e.g.
 #     0.1929 ( 43.4%)  Parser
 #     0.0671 ( 15.1%)    RematNormalizeDestinationsPass
@@ -84,11 +84,10 @@ TOTAL_LINE = re.compile(r"Total Execution Time:\s*(?P<t>[0-9.]+) seconds")
 
 
 def default_remat_opt():
-    for candidate in (os.path.join(REPO, "build", "bin", "remat-opt"),
-                      "/tmp/b2/bin/remat-opt"):
-        if os.access(candidate, os.X_OK):
-            return candidate
-    return shutil.which("remat-opt") or "/tmp/b2/bin/remat-opt"
+    candidate = os.path.join(REPO, "build", "bin", "remat-opt")
+    if os.access(candidate, os.X_OK):
+        return candidate
+    return shutil.which("remat-opt") or candidate
 
 
 def load_gen_mlp():
@@ -214,25 +213,34 @@ def bench_one(remat_opt, path, ops, solver, repeat, timeout):
     if a["rc"] == 0 and not report:
         row["errors"].append("--remat-pipeline: no --mlir-timing report")
 
+    # The stages of remat-apply are rows of --mlir-timing: the extraction is
+    # the TrainingGraphAnalysis, the solve (with the simulation) "(A) remat
+    # solve"; the rewrite is the rest of the pass.
     staged = [remat_opt, path,
               "--pass-pipeline=builtin.module(func.func("
               "remat-normalize-destinations,"
-              "remat-apply{solver=%s print-timing=1}))" % solver,
-              "-o", os.devnull, "--mlir-timing"]
+              "remat-apply{solver=%s}))" % solver,
+              "-o", os.devnull, "--mlir-timing", "-debug-only=remat-apply"]
     b = run_median(staged, repeat, timeout)
     row["stage_wall_s"] = b["wall_s"]
     if b["rc"] != 0:
-        row["errors"].append("remat-apply{print-timing=1}: exit %s: %s" % (
+        row["errors"].append("remat-apply: exit %s: %s" % (
             b["rc"], last_error_line(b["stderr"])))
-    m = TIMING_LINE.search(b["stderr"] or "")
+    m = NODES_LINE.search(b["stderr"] or "")
     if m:
         row["nodes"] = int(m.group("nodes"))
-        row["extract_s"] = float(m.group("extract"))
-        row["solve_s"] = float(m.group("solve"))
-        row["apply_s"] = float(m.group("apply"))
+    stages = parse_report(b["stderr"] or "")
+    extract = stages.get("(A) remat::TrainingGraphAnalysis")
+    solve = stages.get("(A) remat solve")
+    apply_pass = stages.get("RematApplyPass")
+    if extract is not None and solve is not None and apply_pass is not None:
+        row["extract_s"] = extract
+        row["solve_s"] = solve
+        row["apply_s"] = max(0.0, apply_pass - extract - solve)
     elif b["rc"] == 0:
-        row["errors"].append("no 'remat-apply timing' line (is print-timing "
-                             "supported by this remat-opt?)")
+        row["errors"].append("no '(A) remat solve' row in --mlir-timing "
+                             "(is this remat-opt older than the timed "
+                             "stages?)")
     return row
 
 
@@ -277,7 +285,7 @@ def main(argv=None):
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--remat-opt", default=None,
                    help="remat-opt binary (default: build/bin/remat-opt in "
-                        "the repository, else /tmp/b2/bin/remat-opt)")
+                        "the repository, else remat-opt on PATH)")
     p.add_argument("--sizes", default="1000,3000,10000",
                    help="comma-separated op counts for gen_mlp.py --ops")
     p.add_argument("--solvers", default="checkpoint-all,chen-sqrtn",

@@ -87,7 +87,7 @@ install(TARGETS remat-opt remat-run remat-solve
 # definitions (Passes.h.inc, RematDialect.h.inc, RematOps.h.inc, ...).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/remat
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  FILES_MATCHING PATTERN "*.h" PATTERN "*.td")
+  FILES_MATCHING PATTERN "*.h" PATTERN "*.def" PATTERN "*.td")
 install(DIRECTORY ${PROJECT_BINARY_DIR}/include/remat
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.inc"

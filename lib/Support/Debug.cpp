@@ -88,7 +88,7 @@ void remat::registerDebugOptions() {
                 cl::parser<std::string>>(
         "debug-only",
         cl::desc("Enable debug output of the given comma-separated debug "
-                 "types only (remat-rotor, remat-checkmate-milp, ...)"),
+                 "types only (remat-rotor, remat-checkmate-ilp, ...)"),
         cl::value_desc("type,..."), cl::location(debugOnlyStorage),
         cl::ValueRequired, cl::cat(debugOptionCategory()));
 }

@@ -17,10 +17,12 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Remarks.h"
+#include "mlir/Pass/PassInstrumentation.h"
+#include "remat/Support/Debug.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 
-#include <chrono>
 #include <limits>
 
 namespace remat {
@@ -32,6 +34,8 @@ namespace remat {
 
 using namespace mlir;
 using namespace remat;
+
+#define DEBUG_TYPE "remat-apply"
 
 namespace {
 
@@ -45,7 +49,7 @@ uint64_t checkpointAllPeak(const TrainingGraph &graph) {
 /// the reference of percentages; it is called only for one. A bad budget is
 /// an error at `func`.
 FailureOr<std::optional<uint64_t>>
-resolveStepBudget(func::FuncOp func, StringRef text,
+resolveStepBudget(FunctionOpInterface func, StringRef text,
                   llvm::function_ref<uint64_t()> reference) {
   if (text.trim().empty())
     return std::optional<uint64_t>();
@@ -105,11 +109,12 @@ std::pair<uint64_t, std::string> leastFeasibleBudget(const TrainingGraph &graph)
 /// that fails is an error at `func`, or, with `failureMessage`, its message
 /// there
 /// (a report of every solver goes on with the others).
-FailureOr<SolverResult> solveStep(func::FuncOp func, const TrainingGraph &graph,
+FailureOr<SolverResult> solveStep(FunctionOpInterface func, const TrainingGraph &graph,
                                   StringRef solverName,
                                   std::optional<uint64_t> budget,
                                   double timeLimitSeconds,
                                   unsigned memorySlots,
+                                  llvm::raw_ostream *progress,
                                   std::string *failureMessage = nullptr) {
   if (solverName == "none") {
     std::vector<NodeId> order(graph.numNodes());
@@ -131,6 +136,7 @@ FailureOr<SolverResult> solveStep(func::FuncOp func, const TrainingGraph &graph,
   options.budget = budget;
   options.timeLimitSeconds = timeLimitSeconds;
   options.memorySlots = memorySlots;
+  options.progress = progress;
   llvm::Expected<SolverResult> result = runSolver(*solver, graph, options);
   if (!result) {
     // runSolver's message starts with "solver '<name>': ".
@@ -142,19 +148,19 @@ FailureOr<SolverResult> solveStep(func::FuncOp func, const TrainingGraph &graph,
       return failure();
     }
     return func.emitError("solver '")
-           << solverName << "' failed on '" << func.getSymName()
+           << solverName << "' failed on '" << func.getName()
            << "': " << detail;
   }
   return std::move(*result);
 }
 
 /// Emits the "budget too small" error, naming the least feasible budget.
-LogicalResult budgetError(func::FuncOp func, const TrainingGraph &graph,
+LogicalResult budgetError(FunctionOpInterface func, const TrainingGraph &graph,
                           const SolverResult &result, uint64_t budget) {
   auto [least, who] = leastFeasibleBudget(graph);
   return func.emitError("budget of ")
          << budget << " bytes is infeasible for solver '" << result.solver
-         << "' on '" << func.getSymName() << "', whose plan needs "
+         << "' on '" << func.getName() << "', whose plan needs "
          << result.report.peakBytes
          << " bytes; the least feasible budget is " << least
          << " bytes (solver '" << who << "')";
@@ -163,7 +169,7 @@ LogicalResult budgetError(func::FuncOp func, const TrainingGraph &graph,
 /// Reorders the step's ops into the schedule's Compute order and clones
 /// recomputed nodes. `current` maps an original SSA value to the instance
 /// that later readers must use (the latest recomputation).
-void applySchedule(func::FuncOp func, const ExtractedGraph &extracted,
+void applySchedule(FunctionOpInterface func, const ExtractedGraph &extracted,
                    const Schedule &schedule) {
   Block &block = func.front();
   Operation *terminator = block.getTerminator();
@@ -232,7 +238,7 @@ void applySchedule(func::FuncOp func, const ExtractedGraph &extracted,
   remapReads(terminator);
 }
 
-void annotate(func::FuncOp func, const SolverResult &result,
+void annotate(FunctionOpInterface func, const SolverResult &result,
               std::optional<uint64_t> budget) {
   Builder b(func.getContext());
   func->setAttr("remat.solver", b.getStringAttr(result.solver));
@@ -246,50 +252,141 @@ void annotate(func::FuncOp func, const SolverResult &result,
     func->setAttr("remat.budget_bytes", b.getI64IntegerAttr(*budget));
 }
 
+/// Makes the solve a row of `--mlir-timing` ("(A) remat solve"), nested in
+/// remat-apply's, next to "(A) remat::TrainingGraphAnalysis" (the
+/// extraction): MLIR's pass timing times every analysis through these
+/// instrumentation hooks, and the solve is the one stage of the pass that is
+/// not an analysis, because it depends on the pass's options.
+class TimedStage {
+public:
+  TimedStage(AnalysisManager am, Operation *op, StringRef name)
+      : instrumentor(am.getPassInstrumentor()), op(op), name(name) {
+    if (instrumentor)
+      instrumentor->runBeforeAnalysis(name, id(), op);
+  }
+  ~TimedStage() {
+    if (instrumentor)
+      instrumentor->runAfterAnalysis(name, id(), op);
+  }
+
+private:
+  static TypeID id() {
+    static const char tag = 0;
+    return TypeID::getFromOpaquePointer(&tag);
+  }
+  PassInstrumentor *instrumentor;
+  Operation *op;
+  StringRef name;
+};
+
+/// Optimization remarks of remat-apply (category "remat", sub-category
+/// "apply"; `remat-opt --remarks-filter=remat`): one per function for the
+/// plan, then, for every forward node whose buffers the backward reads,
+/// whether the plan keeps it from the forward to the backward or recomputes
+/// it, and why.
+void emitPlanRemarks(FunctionOpInterface func, const ExtractedGraph &extracted,
+                     const SolverResult &result,
+                     std::optional<uint64_t> budget) {
+  const TrainingGraph &graph = extracted.graph;
+  auto opts = [&](StringRef name) {
+    return remark::RemarkOpts::name(name)
+        .category("remat")
+        .subCategory("apply")
+        .function(func.getName());
+  };
+  std::string within =
+      budget ? llvm::formatv("within the budget of {0} bytes", *budget).str()
+             : std::string("without a budget");
+  remark::analysis(func.getLoc(), opts("Plan"))
+      << llvm::formatv("solver '{0}' ({1}): peak {2} bytes {3}, cost {4}, "
+                       "{5} recomputation(s)",
+                       result.solver, planStatusName(result.status),
+                       result.report.peakBytes, within, result.report.totalCost,
+                       result.report.numRecomputations)
+             .str();
+  std::vector<unsigned> computations(graph.numNodes(), 0);
+  for (const Step &step : result.schedule.steps)
+    if (step.isCompute())
+      ++computations[step.id];
+  // The producers of the saved activations: the forward nodes the backward
+  // reads, which a plan keeps or recomputes. A node recomputed only to
+  // rebuild one of them (the matmul under a recomputed activation) gets its
+  // remark too.
+  std::vector<bool> saved(graph.numNodes(), false);
+  for (ValueId value : graph.savedActivations())
+    if (!graph.value(value).isFixed())
+      saved[graph.value(value).producer] = true;
+  for (NodeId node = 0; node < static_cast<NodeId>(graph.numNodes()); ++node) {
+    if (!saved[node] && computations[node] <= 1)
+      continue;
+    uint64_t bytes = 0;
+    for (ValueId out : graph.node(node).outputs)
+      bytes += graph.value(out).bytes;
+    Location loc = extracted.head(node)->getLoc();
+    if (computations[node] > 1) {
+      remark::passed(loc, opts("Recompute"))
+          << llvm::formatv(
+                 "recomputed {0} time(s) for the backward (cost {1} each){2}: "
+                 "its {3} bytes are freed after their last forward use, "
+                 "which keeps the peak at {4} bytes {5}",
+                 computations[node] - 1, graph.node(node).cost,
+                 saved[node] ? "" : " to rebuild a value the backward reads",
+                 bytes, result.report.peakBytes, within)
+                 .str();
+    } else {
+      remark::analysis(loc, opts("Keep"))
+          << llvm::formatv("kept from the forward to the backward: {0} bytes "
+                           "stay live; recomputing would cost {1}",
+                           bytes, graph.node(node).cost)
+                 .str();
+    }
+  }
+}
+
 struct RematApply : public remat::impl::RematApplyPassBase<RematApply> {
   using Base::Base;
 
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
+    FunctionOpInterface func = getOperation();
     if (failed(checkNumericOptions(func, timeLimit, slots)))
       return signalPassFailure();
-    if (!isTrainingStep(func))
-      return;
-    using Clock = std::chrono::steady_clock;
-    auto seconds = [](Clock::time_point from, Clock::time_point to) {
-      return std::chrono::duration<double>(to - from).count();
-    };
-    Clock::time_point start = Clock::now();
-    FailureOr<ExtractedGraph> extracted = extractTrainingGraph(func);
+    const auto &graphAnalysis = getAnalysis<TrainingGraphAnalysis>();
+    if (!graphAnalysis.isTrainingStep())
+      return markAllAnalysesPreserved();
+    FailureOr<const ExtractedGraph *> extracted = graphAnalysis.get();
     if (failed(extracted))
       return signalPassFailure();
-    const TrainingGraph &graph = extracted->graph;
-    Clock::time_point extractedAt = Clock::now();
-    FailureOr<std::optional<uint64_t>> budgetBytes = resolveStepBudget(
-        func, budget, [&] { return checkpointAllPeak(graph); });
-    if (failed(budgetBytes))
-      return signalPassFailure();
-    FailureOr<SolverResult> result =
-        solveStep(func, graph, solver, *budgetBytes, timeLimit, slots);
+    const TrainingGraph &graph = (*extracted)->graph;
+    FailureOr<SolverResult> result = failure();
+    FailureOr<std::optional<uint64_t>> budgetBytes = failure();
+    {
+      TimedStage timed(getAnalysisManager(), func, "remat solve");
+      budgetBytes = resolveStepBudget(
+          func, budget, [&] { return checkpointAllPeak(graph); });
+      if (failed(budgetBytes))
+        return signalPassFailure();
+      result = solveStep(func, graph, solver, *budgetBytes, timeLimit, slots,
+                         progress ? &llvm::errs() : nullptr);
+    }
     if (failed(result))
       return signalPassFailure();
     if (!result->meetsBudget) {
       (void)budgetError(func, graph, *result, **budgetBytes);
       return signalPassFailure();
     }
-    Clock::time_point solvedAt = Clock::now();
+    LLVM_DEBUG(llvm::dbgs() << "remat-apply @" << func.getName() << ": "
+                            << graph.numNodes() << " nodes, solver '"
+                            << result->solver << "' peak "
+                            << result->report.peakBytes << " bytes, "
+                            << result->report.numRecomputations
+                            << " recomputations, "
+                            << result->schedule.steps.size() << " steps\n");
+    emitPlanRemarks(func, **extracted, *result, *budgetBytes);
     // 'none' too: its order is the program's, but each node's ops (an
     // initialisation the program wrote far above its user, say) are gathered
     // where the node runs, which is where the simulator allocates its buffer.
-    applySchedule(func, *extracted, result->schedule);
+    applySchedule(func, **extracted, result->schedule);
     annotate(func, *result, *budgetBytes);
-    Clock::time_point appliedAt = Clock::now();
-    if (printTiming)
-      llvm::errs() << llvm::formatv(
-          "remat-apply timing @{0}: nodes={1} extract_s={2:f6} "
-          "solve_s={3:f6} apply_s={4:f6}\n",
-          func.getSymName(), graph.numNodes(), seconds(start, extractedAt),
-          seconds(extractedAt, solvedAt), seconds(solvedAt, appliedAt));
   }
 };
 
@@ -301,7 +398,7 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
     if (failed(checkNumericOptions(module, timeLimit, slots)))
       return signalPassFailure();
     // A report of no function hides a missing marker: say what marks one.
-    WalkResult anyStep = module.walk([](func::FuncOp func) {
+    WalkResult anyStep = module.walk([](FunctionOpInterface func) {
       return isTrainingStep(func) ? WalkResult::interrupt()
                                   : WalkResult::advance();
     });
@@ -313,11 +410,27 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
     }
     llvm::json::Array functions;
     bool failedAny = false;
-    module.walk([&](func::FuncOp func) {
+    // The report changes nothing: every analysis stays valid.
+    markAllAnalysesPreserved();
+    module.walk([&](FunctionOpInterface func) {
       if (!isTrainingStep(func))
         return;
-      FailureOr<ExtractedGraph> extracted = extractTrainingGraph(func);
-      if (failed(extracted)) {
+      // The module's own functions have their TrainingGraphAnalysis (kept
+      // from earlier passes that preserved it); nested ones are extracted
+      // here.
+      std::optional<ExtractedGraph> nested;
+      const ExtractedGraph *extracted = nullptr;
+      if (func->getParentOp() == module.getOperation()) {
+        FailureOr<const ExtractedGraph *> cached =
+            getChildAnalysis<TrainingGraphAnalysis>(func).get();
+        if (succeeded(cached))
+          extracted = *cached;
+      } else if (FailureOr<ExtractedGraph> graph = extractTrainingGraph(func);
+                 succeeded(graph)) {
+        nested = std::move(*graph);
+        extracted = &*nested;
+      }
+      if (!extracted) {
         failedAny = true;
         return;
       }
@@ -345,10 +458,11 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
         std::string solverFailure;
         FailureOr<SolverResult> result =
             solveStep(func, graph, name, *budgetBytes, timeLimit, slots,
+                      progress ? &llvm::errs() : nullptr,
                       solver == "all" ? &solverFailure : nullptr);
         if (failed(result) && !solverFailure.empty()) {
           func.emitWarning("solver '")
-              << name << "' failed on '" << func.getSymName()
+              << name << "' failed on '" << func.getName()
               << "': " << solverFailure;
           plans.push_back(llvm::json::Object{{"solver", name},
                                              {"status", "error"},
@@ -372,7 +486,7 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
         plans.push_back(std::move(plan));
       }
       llvm::json::Object entry{
-          {"function", func.getSymName().str()},
+          {"function", func.getName().str()},
           {"nodes", static_cast<int64_t>(graph.numNodes())},
           {"values", static_cast<int64_t>(graph.numValues())},
           {"saved_activations",
@@ -429,11 +543,11 @@ struct RematCheckOptions
     if (failed(checkNumericOptions(module, timeLimit, slots)))
       return signalPassFailure();
     bool explicitRequest =
-        !StringRef(budget).trim().empty() || solver != kDefaultSolver;
+        !StringRef(budget).trim().empty() || solver != kDefaultSolverName;
     // The functions remat-apply runs on: those of the module itself.
     if (!explicitRequest ||
         llvm::any_of(module.getOps<func::FuncOp>(),
-                     [](func::FuncOp func) { return isTrainingStep(func); }))
+                     [](FunctionOpInterface func) { return isTrainingStep(func); }))
       return;
     InFlightDiagnostic diag =
         module.emitError("no function of the module is a training step, so ");
@@ -445,8 +559,6 @@ struct RematCheckOptions
     signalPassFailure();
   }
 
-  /// The default `solver` of remat-pipeline and remat-apply.
-  static constexpr llvm::StringLiteral kDefaultSolver = "chen-sqrtn";
 };
 
 } // namespace

@@ -36,6 +36,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "remat/Support/Debug.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -60,6 +61,9 @@ namespace remat {
 } // namespace remat
 
 using namespace mlir;
+
+// -debug-only=remat-autodiff: every op whose adjoint is built, and the size of the backward.
+#define DEBUG_TYPE "remat-autodiff"
 
 namespace {
 
@@ -1114,6 +1118,8 @@ LogicalResult Differentiator::run(Value loss, ArrayRef<BlockArgument> params) {
     if (!llvm::any_of(op->getResults(),
                       [&](Value r) { return adjoints.count(r); }))
       continue;
+    LLVM_DEBUG(llvm::dbgs() << "remat-autodiff: adjoint of " << op->getName()
+                            << " at " << op->getLoc() << "\n");
     if (failed(differentiate(op)))
       return failure();
   }
@@ -1136,8 +1142,14 @@ LogicalResult Differentiator::run(Value loss, ArrayRef<BlockArgument> params) {
   for (Operation *op : llvm::reverse(backward))
     if (op != seed.getDefiningOp() && isOpTriviallyDead(op))
       op->erase();
-  for (Operation *op = first; op && op != returnOp; op = op->getNextNode())
+  size_t numBackward = 0;
+  for (Operation *op = first; op && op != returnOp; op = op->getNextNode()) {
     op->setAttr("remat.phase", b.getStringAttr("backward"));
+    ++numBackward;
+  }
+  LLVM_DEBUG(llvm::dbgs() << "remat-autodiff: " << numBackward
+                          << " backward ops after pruning, " << params.size()
+                          << " parameter gradients\n");
   return success();
 }
 

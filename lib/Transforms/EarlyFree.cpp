@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Dialect/RematDialect.h"
+#include "remat/Support/Debug.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -27,13 +28,15 @@ namespace remat {
 
 using namespace mlir;
 
+#define DEBUG_TYPE "remat-early-free"
+
 namespace {
 
 struct EarlyFree : public remat::impl::RematEarlyFreePassBase<EarlyFree> {
   using Base::Base;
 
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
+    FunctionOpInterface func = getOperation();
     if (func.isExternal())
       return;
     SmallVector<memref::AllocOp> allocs;
@@ -42,7 +45,7 @@ struct EarlyFree : public remat::impl::RematEarlyFreePassBase<EarlyFree> {
       return;
     // Every value that may alias a buffer: views, casts, values selected or
     // yielded from regions, call results (conservatively).
-    BufferViewFlowAnalysis aliasAnalysis(func);
+    BufferViewFlowAnalysis aliasAnalysis(func.getOperation());
     for (memref::AllocOp alloc : allocs)
       freeAfterLastUse(alloc, aliasAnalysis);
   }
@@ -61,15 +64,26 @@ struct EarlyFree : public remat::impl::RematEarlyFreePassBase<EarlyFree> {
           alias.getDefiningOp()
               ? block->findAncestorOpInBlock(*alias.getDefiningOp())
               : nullptr;
-      if (alias != alloc.getResult() && !definedIn)
+      if (alias != alloc.getResult() && !definedIn) {
+        LLVM_DEBUG(llvm::dbgs() << "remat-early-free: kept " << alloc
+                                << ": an alias is defined outside its block\n");
         return;
+      }
       for (OpOperand &use : alias.getUses()) {
         Operation *owner = use.getOwner();
-        if (isa<memref::DeallocOp, bufferization::DeallocOp>(owner))
-          return; // already freed
+        if (isa<memref::DeallocOp, bufferization::DeallocOp>(owner)) {
+          LLVM_DEBUG(llvm::dbgs() << "remat-early-free: kept " << alloc
+                                  << ": already freed\n");
+          return;
+        }
         if (owner->hasTrait<OpTrait::IsTerminator>() &&
-            owner->getBlock() == block)
-          return; // returned or passed on: the receiver owns it
+            owner->getBlock() == block) {
+          // Returned or passed on: the receiver owns it.
+          LLVM_DEBUG(llvm::dbgs() << "remat-early-free: kept " << alloc
+                                  << ": leaves its block through "
+                                  << owner->getName() << "\n");
+          return;
+        }
         Operation *user = block->findAncestorOpInBlock(*owner);
         if (!user)
           return;
@@ -80,6 +94,10 @@ struct EarlyFree : public remat::impl::RematEarlyFreePassBase<EarlyFree> {
     OpBuilder builder(alloc->getContext());
     builder.setInsertionPointAfter(lastUse);
     memref::DeallocOp::create(builder, alloc.getLoc(), alloc.getResult());
+    LLVM_DEBUG(llvm::dbgs() << "remat-early-free: " << alloc
+                            << " freed after its last use, "
+                            << lastUse->getName() << " at "
+                            << lastUse->getLoc() << "\n");
   }
 };
 

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "remat/Support/Debug.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -35,6 +36,9 @@ namespace remat {
 } // namespace remat
 
 using namespace mlir;
+
+// -debug-only=remat-generate-main: what the generated main calls.
+#define DEBUG_TYPE "remat-generate-main"
 
 namespace {
 
@@ -264,6 +268,10 @@ void RematGenerateMainPass::runOnOperation() {
   func::CallOp::create(builder, loc, begin);
   auto call = func::CallOp::create(builder, loc, entryFunc, inputs);
   func::CallOp::create(builder, loc, end);
+  LLVM_DEBUG(llvm::dbgs() << "remat-generate-main: main calls @"
+                          << entryFunc.getSymName() << " on " << inputs.size()
+                          << " deterministic inputs and prints its "
+                          << call.getNumResults() << " results\n");
 
   for (Value result : call.getResults()) {
     Type type = result.getType();

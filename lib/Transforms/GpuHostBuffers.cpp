@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "remat/Support/Debug.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,6 +31,10 @@ namespace remat {
 } // namespace remat
 
 using namespace mlir;
+
+// -debug-only=remat-host-buffers-to-gpu: every host op that reads or writes a
+// device buffer through a host copy.
+#define DEBUG_TYPE "remat-host-buffers-to-gpu"
 
 namespace {
 
@@ -75,6 +80,9 @@ LogicalResult accessThroughHostCopies(IRRewriter &rewriter, Operation *op) {
   for (auto [buffer, writes] : accesses) {
     auto type = cast<MemRefType>(buffer.getType());
     Location loc = op->getLoc();
+    LLVM_DEBUG(llvm::dbgs() << "remat-host-buffers-to-gpu: " << op->getName()
+                            << " at " << loc << " " << (writes ? "writes" : "reads")
+                            << " a device " << type << " through a host copy\n");
     rewriter.setInsertionPoint(op);
     // A host allocation: created after the walk, so it stays memref.alloc.
     Value host = memref::AllocOp::create(rewriter, loc, type);

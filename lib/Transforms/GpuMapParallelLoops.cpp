@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "remat/Support/Debug.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -31,6 +32,9 @@ namespace remat {
 } // namespace remat
 
 using namespace mlir;
+
+// -debug-only=remat-map-parallel-loops-to-gpu: the block shape of every loop.
+#define DEBUG_TYPE "remat-map-parallel-loops-to-gpu"
 
 namespace {
 
@@ -107,6 +111,12 @@ void RematMapParallelLoopsToGpuPass::runOnOperation() {
     // A bound check in the tile instead of `min` bounds keeps the block size
     // a constant (convert-parallel-loops-to-gpu needs launch-invariant
     // bounds).
+    LLVM_DEBUG({
+      llvm::dbgs() << "remat-map-parallel-loops-to-gpu: loop at "
+                   << loop.getLoc() << ": " << rank << " dims, threads [";
+      llvm::interleaveComma(tileSizes, llvm::dbgs());
+      llvm::dbgs() << "]\n";
+    });
     auto [outer, inner] =
         scf::tileParallelLoop(loop, tileSizes, /*noMinMaxBounds=*/true);
 

@@ -158,9 +158,9 @@ void remat::buildLowerBufferizedToGpuPipeline(
 void remat::buildRematLowerToGpuPipeline(
     OpPassManager &pm, const RematGpuPipelineOptions &options) {
   RematPipelineOptions remat;
-  remat.solver = options.solver;
-  remat.budget = options.budget;
-  remat.entry = options.entry;
+#define REMAT_PIPELINE_OPTION(TYPE, FIELD, FLAG, DEFAULT, DESCRIPTION)        \
+  remat.FIELD = options.FIELD;
+#include "remat/Transforms/PipelineOptions.def"
   buildRematPipeline(pm, remat);
   buildLowerBufferizedToGpuPipeline(pm, options);
 }

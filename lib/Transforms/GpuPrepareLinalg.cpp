@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "remat/Support/Debug.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -27,6 +28,9 @@ namespace remat {
 } // namespace remat
 
 using namespace mlir;
+
+// -debug-only=remat-prepare-linalg-for-gpu: the ops wrapped or interchanged.
+#define DEBUG_TYPE "remat-prepare-linalg-for-gpu"
 
 namespace {
 
@@ -106,13 +110,21 @@ void RematPrepareLinalgForGpuPass::runOnOperation() {
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
     unsigned numParallel = llvm::count(iterators, utils::IteratorType::parallel);
     if (numParallel == 0) {
+      LLVM_DEBUG(llvm::dbgs() << "remat-prepare-linalg-for-gpu: "
+                              << op->getName() << " at " << op->getLoc()
+                              << ": no parallel dimension, one thread\n");
       wrapInOneIterationLoop(rewriter, op);
       continue;
     }
     bool leading = llvm::all_of(
         llvm::ArrayRef(iterators).take_front(numParallel),
         [](utils::IteratorType it) { return it == utils::IteratorType::parallel; });
-    if (!leading && failed(moveParallelDimsOutermost(rewriter, op)))
+    if (leading)
+      continue;
+    LLVM_DEBUG(llvm::dbgs() << "remat-prepare-linalg-for-gpu: "
+                            << op->getName() << " at " << op->getLoc()
+                            << ": parallel dimensions moved outermost\n");
+    if (failed(moveParallelDimsOutermost(rewriter, op)))
       return signalPassFailure();
   }
 }

@@ -9,6 +9,7 @@
 #include "remat/Transforms/GraphExtraction.h"
 #include "remat/Dialect/RematDialect.h"
 #include "remat/Graph/GraphIO.h"
+#include "remat/Support/Debug.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -29,7 +30,6 @@
 
 namespace remat {
 #define GEN_PASS_DEF_REMATNORMALIZEDESTINATIONSPASS
-#define GEN_PASS_DEF_TESTTRAININGGRAPHPASS
 #define GEN_PASS_DEF_REMATPRINTGRAPHPASS
 #define GEN_PASS_DEF_REMATINLINECALLSPASS
 #include "remat/Transforms/Passes.h.inc"
@@ -37,6 +37,11 @@ namespace remat {
 
 using namespace mlir;
 using namespace remat;
+
+// -debug-only=remat-graph-extraction: the figures of every extracted graph.
+// remat-inline-calls and remat-normalize-destinations print under their own
+// pass names (DEBUG_WITH_TYPE).
+#define DEBUG_TYPE "remat-graph-extraction"
 
 //===----------------------------------------------------------------------===//
 // Helpers
@@ -80,7 +85,7 @@ uint64_t remat::bufferBytes(Type type) {
   return bytes ? *bytes : uint64_t(INT64_MAX);
 }
 
-bool remat::isTrainingStep(func::FuncOp func) {
+bool remat::isTrainingStep(FunctionOpInterface func) {
   if (func.isExternal())
     return false;
   if (func->hasAttr(RematDialect::kStepAttr))
@@ -233,14 +238,24 @@ static LogicalResult checkType(Type type, Location loc, StringRef what) {
 // Extraction
 //===----------------------------------------------------------------------===//
 
-FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
+TrainingGraphAnalysis::TrainingGraphAnalysis(Operation *op) {
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  step = func && remat::isTrainingStep(func);
+  if (!step)
+    return;
+  FailureOr<ExtractedGraph> graph = extractTrainingGraph(func);
+  if (succeeded(graph))
+    extracted = std::move(*graph);
+}
+
+FailureOr<ExtractedGraph> remat::extractTrainingGraph(FunctionOpInterface func) {
   if (func.isExternal())
     return func.emitError("training step '")
-           << func.getSymName() << "' has no body";
-  if (!llvm::hasSingleElement(func.getBody()))
+           << func.getName() << "' has no body";
+  if (!llvm::hasSingleElement(func.getFunctionBody()))
     return func.emitError("training step '")
-           << func.getSymName() << "' must have exactly one block, found "
-           << func.getBody().getBlocks().size();
+           << func.getName() << "' must have exactly one block, found "
+           << func.getFunctionBody().getBlocks().size();
   Block &block = func.front();
   for (BlockArgument arg : block.getArguments())
     if (failed(checkType(arg.getType(), arg.getLoc(),
@@ -293,7 +308,7 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
     std::optional<uint64_t> sum = llvm::checkedAddUnsigned(stepBytes, bytes);
     if (!sum || *sum > uint64_t(INT64_MAX))
       return emitError(loc) << "the buffers of training step '"
-                            << func.getSymName()
+                            << func.getName()
                             << "' add up to more than 2^63-1 bytes here; byte "
                                "counts of the training graph must fit in 63 "
                                "bits";
@@ -418,7 +433,7 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
       if (!std::isfinite(stepCost)) {
         std::string text;
         llvm::raw_string_ostream(text)
-            << "the costs of training step '" << func.getSymName()
+            << "the costs of training step '" << func.getName()
             << "' sum to more than "
             << llvm::format("%g", std::numeric_limits<double>::max())
             << " with this op's (" << llvm::format("%g", opCost)
@@ -534,7 +549,7 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
   } else {
     if (loss.empty())
       return func.emitError("training step '")
-             << func.getSymName()
+             << func.getName()
              << "' has no loss and no gradient seed: mark the loss with "
                 "'remat.loss', a seed with 'remat.seed' or an argument with "
                 "'remat.tangent'";
@@ -573,7 +588,7 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
                                 [](Type t) { return isa<TensorType>(t); })))
         return call.emitError("call of '@")
                << call.getCallee() << "' in training step '"
-               << func.getSymName()
+               << func.getName()
                << "' cannot be a node of the training graph (the callee's "
                   "temporaries and the buffer it returns would be memory no "
                   "node accounts for); run remat-inline-calls first (the "
@@ -585,7 +600,7 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
       if (!isMemoryEffectFree(op))
         return op->emitError("side-effecting op in the forward part of "
                              "training step '")
-               << func.getSymName()
+               << func.getName()
                << "' cannot be recomputed; mark it 'remat.phase = "
                   "\"backward\"' or remove the effect";
     }
@@ -612,6 +627,17 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(func::FuncOp func) {
                           "inconsistent: ")
            << message;
   }
+  LLVM_DEBUG({
+    size_t forward = 0;
+    for (NodeId node = 0; node < static_cast<NodeId>(graph.numNodes()); ++node)
+      forward += graph.node(node).phase == Phase::Forward;
+    llvm::dbgs() << "remat-graph-extraction @" << func.getName() << ": "
+                 << graph.numNodes() << " nodes (" << forward
+                 << " forward), " << graph.numValues() << " values, "
+                 << graph.savedActivations().size() << " saved activations, "
+                 << graph.fixedBytes() << " fixed bytes, "
+                 << extracted.preludeOps.size() << " prelude ops\n";
+  });
   return extracted;
 }
 
@@ -742,6 +768,11 @@ struct InlineCalls : public remat::impl::RematInlineCallsPassBase<InlineCalls> {
           if (!reason) {
             auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
                 call, call.getCalleeAttr());
+            DEBUG_WITH_TYPE("remat-inline-calls",
+                            llvm::dbgs() << "remat-inline-calls: @"
+                                         << callee.getSymName() << " into @"
+                                         << step.getSymName() << " at "
+                                         << call.getLoc() << "\n");
             if (failed(inlineCall(call, callee)))
               failedAny = true;
             else
@@ -821,8 +852,8 @@ struct NormalizeDestinations
   using Base::Base;
 
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    if (!isTrainingStep(func) || !llvm::hasSingleElement(func.getBody()))
+    FunctionOpInterface func = getOperation();
+    if (!isTrainingStep(func) || !llvm::hasSingleElement(func.getFunctionBody()))
       return;
     SmallVector<DestinationStyleOpInterface> ops;
     for (Operation &op : func.front())
@@ -841,6 +872,16 @@ struct NormalizeDestinations
         auto linalgOp = dyn_cast<linalg::LinalgOp>(dps.getOperation());
         bool readsInit =
             !linalgOp || linalgOp.payloadUsesValueFromOperand(&init);
+        DEBUG_WITH_TYPE("remat-normalize-destinations",
+                        llvm::dbgs()
+                            << "remat-normalize-destinations: "
+                            << dps->getName() << " at " << dps.getLoc()
+                            << ": shared destination replaced by "
+                            << (!readsInit ? "tensor.empty (not read)"
+                                : isClonableChain(value)
+                                    ? "a clone of its init chain"
+                                    : "a linalg.copy of it")
+                            << "\n");
         if (!readsInit) {
           init.set(tensor::EmptyOp::create(builder, dps.getLoc(),
                                            type.getShape(),
@@ -868,68 +909,6 @@ struct NormalizeDestinations
 };
 
 //===----------------------------------------------------------------------===//
-// test-remat-training-graph
-//===----------------------------------------------------------------------===//
-
-struct TestTrainingGraph
-    : public remat::impl::TestTrainingGraphPassBase<TestTrainingGraph> {
-  using Base::Base;
-
-  void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    if (!isTrainingStep(func))
-      return;
-    FailureOr<ExtractedGraph> extracted = remat::extractTrainingGraph(func);
-    if (failed(extracted))
-      return signalPassFailure();
-    const TrainingGraph &graph = extracted->graph;
-    llvm::raw_ostream &os = llvm::outs();
-    auto valueRef = [&](ValueId id) {
-      const remat::GraphValue &v = graph.value(id);
-      return v.name + ":" + std::to_string(v.bytes);
-    };
-    os << "training-graph @" << func.getSymName() << " nodes=" << graph.numNodes()
-       << " values=" << graph.numValues() << " fixed_bytes=" << graph.fixedBytes()
-       << " prelude_ops=" << extracted->preludeOps.size() << "\n";
-    for (NodeId id = 0; id < static_cast<NodeId>(graph.numNodes()); ++id) {
-      const remat::Node &node = graph.node(id);
-      os << "  node " << node.name << " " << remat::phaseName(node.phase) << " "
-         << node.opName << " cost=" << llvm::format("%g", node.cost)
-         << " ops=[";
-      llvm::interleaveComma(extracted->nodeOps[id], os,
-                            [&](Operation *op) { os << op->getName(); });
-      os << "] in=[";
-      llvm::interleaveComma(node.inputs, os,
-                            [&](ValueId v) { os << valueRef(v); });
-      os << "] out=[";
-      llvm::interleaveComma(node.outputs, os,
-                            [&](ValueId v) { os << valueRef(v); });
-      os << "]";
-      if (!node.reuses.empty()) {
-        os << " reuses=[";
-        llvm::interleaveComma(node.reuses, os, [&](auto pair) {
-          os << graph.value(pair.first).name << "->"
-             << graph.value(pair.second).name;
-        });
-        os << "]";
-      }
-      os << "\n";
-    }
-    os << "  saved=[";
-    llvm::interleaveComma(graph.savedActivations(), os,
-                          [&](ValueId v) { os << valueRef(v); });
-    os << "]\n  outputs=[";
-    bool first = true;
-    for (ValueId v = 0; v < static_cast<ValueId>(graph.numValues()); ++v)
-      if (graph.value(v).isOutput) {
-        os << (first ? "" : ", ") << valueRef(v);
-        first = false;
-      }
-    os << "]\n";
-  }
-};
-
-//===----------------------------------------------------------------------===//
 // remat-print-graph
 //===----------------------------------------------------------------------===//
 
@@ -946,12 +925,12 @@ struct RematPrintGraph
     }
     func::FuncOp step;
     for (auto func : module.getOps<func::FuncOp>()) {
-      if (!function.empty() ? func.getSymName() != function
+      if (!function.empty() ? func.getName() != function
                             : !isTrainingStep(func))
         continue;
       if (step) {
         module.emitError("remat-print-graph: several training steps ('")
-            << step.getSymName() << "', '" << func.getSymName()
+            << step.getSymName() << "', '" << func.getName()
             << "'): choose one with function=<name>";
         return signalPassFailure();
       }
@@ -963,12 +942,15 @@ struct RematPrintGraph
                                : "no function '" + function + "'");
       return signalPassFailure();
     }
-    FailureOr<ExtractedGraph> extracted = remat::extractTrainingGraph(step);
+    // Printing changes nothing: every analysis stays valid.
+    markAllAnalysesPreserved();
+    FailureOr<const ExtractedGraph *> extracted =
+        getChildAnalysis<TrainingGraphAnalysis>(step).get();
     if (failed(extracted))
       return signalPassFailure();
-    llvm::json::Value json = format == "native"
-                                 ? extracted->graph.toJSON()
-                                 : exportNodeLinkGraph(extracted->graph);
+    const TrainingGraph &graph = (*extracted)->graph;
+    llvm::json::Value json = format == "native" ? graph.toJSON()
+                                                : exportNodeLinkGraph(graph);
     llvm::outs() << llvm::formatv("{0:2}\n", json);
   }
 };

@@ -57,16 +57,30 @@ void remat::registerRematDialects(DialectRegistry &registry) {
   registerRematGpuDialects(registry);
 }
 
+/// The options of the solve, which remat-apply, remat-check-options and
+/// remat-print-report share (Passes.td's RematSolverOption, RematBudgetOption
+/// and RematSearchOptions), from the pipeline's.
+template <typename PassOptions>
+static PassOptions solveOptions(const remat::RematPipelineOptions &options) {
+  PassOptions passOptions;
+  passOptions.solver = options.solver;
+  passOptions.budget = options.budget;
+  passOptions.timeLimit = options.timeLimit;
+  passOptions.slots = options.slots;
+  passOptions.progress = options.progress;
+  return passOptions;
+}
+
+remat::RematApplyPassOptions remat::RematPipelineOptions::applyOptions() const {
+  return solveOptions<remat::RematApplyPassOptions>(*this);
+}
+
 void remat::buildRematPipeline(OpPassManager &pm,
                                const RematPipelineOptions &options) {
   // Option ranges, and a step for an explicit budget or solver to apply to:
   // remat-apply, a function pass, cannot see that no function is a step.
-  RematCheckOptionsPassOptions checkOptions;
-  checkOptions.solver = options.solver;
-  checkOptions.budget = options.budget;
-  checkOptions.timeLimit = options.timeLimit;
-  checkOptions.slots = options.slots;
-  pm.addPass(createRematCheckOptionsPass(checkOptions));
+  pm.addPass(createRematCheckOptionsPass(
+      solveOptions<RematCheckOptionsPassOptions>(options)));
   // Calls of pure functions become ops of the step, which the graph sees
   // (and which remat-autodiff can differentiate).
   pm.addPass(createRematInlineCallsPass());
@@ -82,12 +96,7 @@ void remat::buildRematPipeline(OpPassManager &pm,
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   // Private destinations make the graph's values the program's buffers.
   funcPm.addPass(createRematNormalizeDestinationsPass());
-  RematApplyPassOptions applyOptions;
-  applyOptions.solver = options.solver;
-  applyOptions.budget = options.budget;
-  applyOptions.timeLimit = options.timeLimit;
-  applyOptions.slots = options.slots;
-  funcPm.addPass(createRematApplyPass(applyOptions));
+  funcPm.addPass(createRematApplyPass(options.applyOptions()));
 }
 
 void remat::buildLowerBufferizedToCpuPipeline(
@@ -166,12 +175,8 @@ void remat::registerRematPipelines() {
         if (options.autodiff)
           pm.addPass(createRematAutodiffPass());
         pm.addNestedPass<func::FuncOp>(createRematNormalizeDestinationsPass());
-        RematReportPassOptions reportOptions;
-        reportOptions.solver = options.solver;
-        reportOptions.budget = options.budget;
-        reportOptions.timeLimit = options.timeLimit;
-        reportOptions.slots = options.slots;
-        pm.addPass(createRematReportPass(reportOptions));
+        pm.addPass(createRematReportPass(
+            solveOptions<RematReportPassOptions>(options)));
       });
   PassPipelineRegistration<>(
       "remat-export-graph",

@@ -1,7 +1,7 @@
-// RUN: remat-opt %s --split-input-file --remat-map-parallel-loops-to-gpu | FileCheck %s
-// RUN: remat-opt %s --split-input-file --remat-map-parallel-loops-to-gpu="block-size=32" | FileCheck %s --check-prefix=SMALL
-// RUN: not remat-opt %s --split-input-file --remat-map-parallel-loops-to-gpu="block-size=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZERO
-// RUN: not remat-opt %s --split-input-file --remat-map-parallel-loops-to-gpu="block-size=2048" -o /dev/null 2>&1 | FileCheck %s --check-prefix=HUGE
+// RUN: remat-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(remat-map-parallel-loops-to-gpu))' | FileCheck %s
+// RUN: remat-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(remat-map-parallel-loops-to-gpu{block-size=32}))' | FileCheck %s --check-prefix=SMALL
+// RUN: not remat-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(remat-map-parallel-loops-to-gpu{block-size=0}))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not remat-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(remat-map-parallel-loops-to-gpu{block-size=2048}))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=HUGE
 
 // A block size out of range names the value (it printed as blank).
 // ZERO: error: remat-map-parallel-loops-to-gpu: block-size 0 is not in [1, 1024]

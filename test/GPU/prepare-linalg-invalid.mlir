@@ -1,4 +1,4 @@
-// RUN: remat-opt %s --split-input-file --verify-diagnostics --remat-prepare-linalg-for-gpu -o /dev/null
+// RUN: remat-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(remat-prepare-linalg-for-gpu))' -o /dev/null
 
 // The pass runs on buffers: a tensor op means bufferization did not run.
 func.func @tensors(%a: tensor<4xf32>) -> tensor<4xf32> {

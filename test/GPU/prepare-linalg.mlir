@@ -1,4 +1,4 @@
-// RUN: remat-opt %s --split-input-file --remat-prepare-linalg-for-gpu | FileCheck %s
+// RUN: remat-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(remat-prepare-linalg-for-gpu))' | FileCheck %s
 
 // Parallel dimensions that are not outermost are interchanged to the front,
 // reductions keep their relative order (bit-identical accumulation).

@@ -1,4 +1,4 @@
-// RUN: remat-opt %s --split-input-file --test-remat-structure -o /dev/null | FileCheck %s
+// RUN: remat-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(test-remat-structure))' -o /dev/null | FileCheck %s
 
 // Two residual blocks with identity shortcuts: the block inputs and outputs
 // split the forward graph (Feng Def. 3); each block body is a branched close

@@ -1,4 +1,4 @@
-// RUN: remat-opt %s --split-input-file --remat-early-free | FileCheck %s
+// RUN: remat-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(remat-early-free))' | FileCheck %s
 
 // Each buffer is freed right after its last use; the returned one never.
 // CHECK-LABEL: func.func @straight_line

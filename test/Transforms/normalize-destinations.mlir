@@ -1,4 +1,4 @@
-// RUN: remat-opt %s --split-input-file --remat-normalize-destinations | FileCheck %s
+// RUN: remat-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(remat-normalize-destinations))' | FileCheck %s
 
 // A zero fill shared by two matmuls is cloned per user, so that each matmul
 // accumulates into a buffer of its own.

@@ -17,7 +17,7 @@
 // RUN: not remat-opt %S/apply.mlir --remat-pipeline="solver=rotor slots=2000000" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SLOTS
 // RUN: not remat-opt %S/apply.mlir --remat-report="solver=all time-limit=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not remat-opt %S/apply.mlir --remat-report="solver=all slots=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SLOTS0
-// RUN: not remat-opt %S/apply.mlir --remat-apply="solver=auto time-limit=nan" -o /dev/null 2>&1 | FileCheck %s --check-prefix=APPLY
+// RUN: not remat-opt %S/apply.mlir --pass-pipeline='builtin.module(func.func(remat-apply{solver=auto time-limit=nan}))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=APPLY
 // RUN: not remat-opt %S/apply.mlir --remat-lower-to-cpu="solver=auto time-limit=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not remat-run %S/apply.mlir --time-limit=nan 2>&1 | FileCheck %s --check-prefix=RUN-NAN
 // RUN: not remat-run %S/apply.mlir --slots=0 2>&1 | FileCheck %s --check-prefix=RUN-SLOTS

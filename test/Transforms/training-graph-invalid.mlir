@@ -1,4 +1,4 @@
-// RUN: remat-opt %s --split-input-file --verify-diagnostics --test-remat-training-graph -o /dev/null
+// RUN: remat-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(test-remat-training-graph))' -o /dev/null
 
 // expected-error @+1 {{argument #0 has dynamic shape 'tensor<?x4xf32>'; the training graph needs statically shaped tensors}}
 func.func @dynamic_shape(%x: tensor<?x4xf32>) -> tensor<?x4xf32> attributes {} {

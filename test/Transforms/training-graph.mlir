@@ -1,4 +1,4 @@
-// RUN: remat-opt %s --split-input-file --test-remat-training-graph -o /dev/null | FileCheck %s
+// RUN: remat-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(test-remat-training-graph))' -o /dev/null | FileCheck %s
 
 // A two-layer step by hand: destination chains (tensor.empty -> fill ->
 // matmul) are one node and one buffer; the seed constant makes its users

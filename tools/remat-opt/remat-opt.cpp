@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Support/Debug.h"
+#include "TestPasses.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -29,6 +30,8 @@ int main(int argc, char **argv) {
   remat::registerRematDialects(registry);
   remat::registerRematPasses();
   remat::registerRematPipelines();
+  // test-remat-training-graph, test-remat-structure (lit only).
+  remat::registerRematTestPasses();
   // Upstream passes that are used next to ours (tests, comparisons).
   mlir::registerTransformsPasses();
   mlir::bufferization::registerBufferizationPasses();

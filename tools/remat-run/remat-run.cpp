@@ -26,6 +26,7 @@
 #include "GpuTarget.h"
 
 #include "remat/Solvers/Solver.h"
+#include "remat/Support/Debug.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -73,44 +74,16 @@ cl::OptionCategory category("remat-run options");
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
                                cl::Required, cl::cat(category));
-cl::opt<std::string> solver("solver", cl::desc("Solver name (or 'none')"),
-                            cl::init("chen-sqrtn"), cl::cat(category));
-cl::opt<std::string>
-    budget("budget",
-           cl::desc("Memory budget: bytes, KiB/MiB/GiB or N% of the "
-                    "checkpoint-all peak; empty for none"),
-           cl::init(""), cl::cat(category));
-cl::opt<double> timeLimit(
-    "time-limit",
-    cl::desc("Wall-clock limit in seconds (finite, >= 0; 0: no time-bounded "
-             "search) for solvers that "
-             "search (auto, checkmate-ilp, checkmate-lp, hong-cubic)"),
-    cl::init(remat::kDefaultTimeLimitSeconds), cl::cat(category));
-cl::opt<unsigned> slots("slots",
-                        cl::desc("Memory slots S of rotor and revolve, in "
-                                 "[1, 2^20]"),
-                        cl::init(500), cl::cat(category));
-cl::opt<std::string>
-    entry("entry",
-          cl::desc("Function to run (default: the module's training step)"),
-          cl::init(""), cl::cat(category));
-cl::opt<bool> autodiff(
-    "autodiff",
-    cl::desc("The input is a forward function (result #0 a loss marked "
-             "remat.loss): build its training step with remat-autodiff "
-             "first"),
-    cl::init(false), cl::cat(category));
-cl::opt<remat::DeallocMode> dealloc(
-    "dealloc", cl::desc("Where buffers are freed"),
-    cl::init(remat::DeallocMode::Early),
-    cl::values(
-        clEnumValN(remat::DeallocMode::Early, "early",
-                   "remat-early-free: right after the last use (default)"),
-        clEnumValN(remat::DeallocMode::Upstream, "upstream",
-                   "upstream buffer-deallocation-pipeline: end of block"),
-        clEnumValN(remat::DeallocMode::UpstreamLiveness, "upstream-liveness",
-                   "upstream pipeline + optimize-allocation-liveness")),
-    cl::cat(category));
+// The pipeline's options (remat/Transforms/PipelineOptions.def).
+#define REMAT_PIPELINE_OPTION(TYPE, FIELD, FLAG, DEFAULT, DESCRIPTION)        \
+  cl::opt<TYPE> FIELD(FLAG, cl::desc(DESCRIPTION), cl::init(DEFAULT),          \
+                      cl::cat(category));
+#include "remat/Transforms/PipelineOptions.def"
+cl::opt<remat::DeallocMode> dealloc("dealloc",
+                                    cl::desc("Where buffers are freed"),
+                                    cl::init(remat::DeallocMode::Early),
+                                    cl::values(REMAT_DEALLOC_MODE_VALUES),
+                                    cl::cat(category));
 cl::opt<bool> printIR("print-ir",
                       cl::desc("Print the rematerialised module (tensors, "
                                "with the generated main) before running it"),
@@ -185,7 +158,10 @@ bool parseRuntimeLine(llvm::StringRef line, RuntimeReport &report) {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerPassManagerCLOptions();
-  cl::HideUnrelatedOptions({&category, &remat_run::gpuOptionCategory()});
+  // -debug, -debug-only=<type,...> (remat/Support/Debug.h).
+  remat::registerDebugOptions();
+  cl::HideUnrelatedOptions({&category, &remat_run::gpuOptionCategory(),
+                           &remat::debugOptionCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "remat-run: rematerialise a training step, run it on the CPU and "
@@ -218,13 +194,10 @@ int main(int argc, char **argv) {
     return fail("cannot parse '" + inputFile + "'");
 
   remat::RematPipelineOptions options;
-  options.solver = solver;
-  options.budget = budget;
-  options.timeLimit = timeLimit;
-  options.slots = slots;
+#define REMAT_PIPELINE_OPTION(TYPE, FIELD, FLAG, DEFAULT, DESCRIPTION)        \
+  options.FIELD = FIELD;
+#include "remat/Transforms/PipelineOptions.def"
   options.dealloc = dealloc;
-  options.entry = entry;
-  options.autodiff = autodiff;
 
   // 1. The rematerialised step, still on tensors.
   {

@@ -20,11 +20,16 @@ class raw_ostream;
 
 namespace remat {
 
-/// The default time limit of the searching solvers, in every front end
-/// (remat-solve, remat-run, and the pass options of Passes.td / Passes.h,
-/// which repeat the number: tablegen cannot name it): short enough that
-/// `auto` finishes within it on graphs of a few hundred nodes.
+/// The defaults of every front end (remat-solve, remat-run, the pass options
+/// of Passes.td, whose defaults name these constants, and the pipelines).
+/// The time limit of the searching solvers is short enough that `auto`
+/// finishes within it on graphs of a few hundred nodes.
 constexpr double kDefaultTimeLimitSeconds = 10;
+/// The memory slots S of rotor and revolve (seeds/004 §5.2).
+constexpr unsigned kDefaultMemorySlots = 500;
+/// The solver of remat-apply and the remat pipelines: Chen's sqrt(n)
+/// segments need no budget and no search.
+constexpr const char kDefaultSolverName[] = "chen-sqrtn";
 
 struct SolverOptions {
   /// Memory budget for non-fixed bytes; std::nullopt means "least memory".
@@ -38,7 +43,7 @@ struct SolverOptions {
   /// S, the number of slots the memory budget is divided into by the
   /// dynamic programs that discretise memory (rotor, revolve: seeds/004
   /// §5.2). More slots round sizes less and cost O(S) more time and memory.
-  unsigned memorySlots = 500;
+  unsigned memorySlots = kDefaultMemorySlots;
   /// Where the solvers that search for long (Checkmate's CBC) print their
   /// progress; nullptr (the default): nowhere. A library never prints unasked:
   /// the front ends pass llvm::errs() for `progress=true` / `--progress`.

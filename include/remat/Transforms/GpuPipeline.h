@@ -14,6 +14,7 @@
 #define REMAT_TRANSFORMS_GPUPIPELINE_H
 
 #include "mlir/Pass/PassOptions.h"
+#include "remat/Solvers/Solver.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -40,19 +41,12 @@ enum class GpuBinaryFormat {
 /// Options of remat-lower-to-gpu.
 struct RematGpuPipelineOptions
     : public mlir::PassPipelineOptions<RematGpuPipelineOptions> {
-  Option<std::string> solver{*this, "solver",
-                             llvm::cl::desc("Solver name, or 'none'"),
-                             llvm::cl::init("chen-sqrtn")};
-  Option<std::string> budget{
-      *this, "budget",
-      llvm::cl::desc("Memory budget: bytes, KiB/MiB/GiB, or N% of the "
-                     "checkpoint-all peak"),
-      llvm::cl::init("")};
-  Option<std::string> entry{
-      *this, "entry",
-      llvm::cl::desc("Generate a main that calls this function on "
-                     "deterministic inputs (remat-generate-main)"),
-      llvm::cl::init("")};
+  // remat-pipeline's options (PipelineOptions.def); the frees are always
+  // remat-early-free's.
+#define REMAT_PIPELINE_OPTION(TYPE, FIELD, FLAG, DEFAULT, DESCRIPTION)        \
+  Option<TYPE> FIELD{*this, FLAG, llvm::cl::desc(DESCRIPTION),                 \
+                     llvm::cl::init(DEFAULT)};
+#include "remat/Transforms/PipelineOptions.def"
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("Target GPU (NVVM chip)"),
                            llvm::cl::init("sm_90")};

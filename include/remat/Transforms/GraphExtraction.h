@@ -1,4 +1,4 @@
-//===- GraphExtraction.h - func.func -> TrainingGraph -----------*- C++ -*-===//
+//===- GraphExtraction.h - function -> TrainingGraph ------------*- C++ -*-===//
 //
 // The adapter from a training step in MLIR to the pure C++ TrainingGraph
 // (DESIGN.md §4-§5). A graph node is the group of ops that bufferize into one
@@ -17,7 +17,8 @@
 
 #include "remat/Graph/TrainingGraph.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Pass/AnalysisManager.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -41,7 +42,7 @@ struct ExtractedGraph {
 /// with `remat.loss`, `remat.seed` or `remat.phase`, an argument with
 /// `remat.tangent`, a result with `remat.loss`): the functions the remat
 /// passes rewrite.
-bool isTrainingStep(mlir::func::FuncOp func);
+bool isTrainingStep(mlir::FunctionOpInterface func);
 
 /// Extracts the training graph, or emits located diagnostics and fails:
 /// several blocks, dynamic or unranked shapes, no loss and no seed, a
@@ -49,7 +50,38 @@ bool isTrainingStep(mlir::func::FuncOp func);
 /// or returning a tensor (remat-inline-calls inlines the calls of pure
 /// functions first), a forward op reading a backward value, costs whose sum
 /// over the step is not finite.
-mlir::FailureOr<ExtractedGraph> extractTrainingGraph(mlir::func::FuncOp func);
+mlir::FailureOr<ExtractedGraph>
+extractTrainingGraph(mlir::FunctionOpInterface func);
+
+/// The training graph of a function as an MLIR analysis:
+/// `getAnalysis<TrainingGraphAnalysis>()` in a function pass,
+/// `getChildAnalysis<TrainingGraphAnalysis>(func)` in a module pass. It is
+/// extracted once and kept for every later pass that preserves it: the passes
+/// that only read the IR (remat-print-report, remat-print-graph, the test
+/// passes) call markAllAnalysesPreserved(); a pass that changes the IR
+/// invalidates it (the ExtractedGraph holds pointers to the ops). Under
+/// `--mlir-timing` its extraction is the row "(A) remat::TrainingGraphAnalysis".
+class TrainingGraphAnalysis {
+public:
+  explicit TrainingGraphAnalysis(mlir::Operation *op);
+
+  /// Whether the function is a training step (isTrainingStep). Nothing is
+  /// extracted from one that is not.
+  bool isTrainingStep() const { return step; }
+  /// The extracted graph of a training step, or failure when the extraction
+  /// failed: its located diagnostics were emitted when the analysis was
+  /// computed. Must not be called for a function that is not a step.
+  mlir::FailureOr<const ExtractedGraph *> get() const {
+    assert(step && "not a training step");
+    if (!extracted)
+      return mlir::failure();
+    return &*extracted;
+  }
+
+private:
+  bool step = false;
+  std::optional<ExtractedGraph> extracted;
+};
 
 /// Number of bytes the buffer of a statically shaped tensor takes (0 for
 /// scalars: they live in registers): elements times their storage size,

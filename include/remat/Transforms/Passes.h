@@ -5,8 +5,10 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassOptions.h"
+#include "remat/Solvers/Solver.h"
 
 namespace mlir {
 class DialectRegistry;
@@ -28,50 +30,32 @@ namespace remat {
 /// Where the lowering pipelines free buffers (docs/early-frees.md).
 enum class DeallocMode { Early, Upstream, UpstreamLiveness };
 
-/// Options shared by the remat pipelines.
+/// The values of the `dealloc` option (RematPipelineOptions, remat-run).
+#define REMAT_DEALLOC_MODE_VALUES                                              \
+  clEnumValN(::remat::DeallocMode::Early, "early",                             \
+             "remat-early-free: right after the last use (default)"),          \
+      clEnumValN(::remat::DeallocMode::Upstream, "upstream",                   \
+                 "upstream buffer-deallocation-pipeline: at the end of the "   \
+                 "block"),                                                     \
+      clEnumValN(::remat::DeallocMode::UpstreamLiveness, "upstream-liveness",  \
+                 "upstream buffer-deallocation-pipeline, then "                \
+                 "optimize-allocation-liveness")
+
+/// The options of the remat pipelines (PipelineOptions.def).
 struct RematPipelineOptions
     : public mlir::PassPipelineOptions<RematPipelineOptions> {
-  Option<std::string> solver{*this, "solver",
-                             llvm::cl::desc("Solver name, 'none' or 'all'"),
-                             llvm::cl::init("chen-sqrtn")};
-  Option<std::string> budget{
-      *this, "budget",
-      llvm::cl::desc("Memory budget: bytes, KiB/MiB/GiB, or N% of the "
-                     "checkpoint-all peak"),
-      llvm::cl::init("")};
-  Option<double> timeLimit{
-      *this, "time-limit",
-      llvm::cl::desc("Wall-clock limit in seconds for solvers that search "
-                     "(auto, checkmate-ilp, checkmate-lp, hong-cubic)"),
-      llvm::cl::init(10.0)};
-  Option<unsigned> slots{
-      *this, "slots",
-      llvm::cl::desc("Memory slots S of the discretised dynamic programs "
-                     "(rotor, revolve)"),
-      llvm::cl::init(500)};
-  Option<DeallocMode> dealloc{
-      *this, "dealloc", llvm::cl::desc("Where buffers are freed"),
-      llvm::cl::init(DeallocMode::Early),
-      llvm::cl::values(
-          clEnumValN(DeallocMode::Early, "early",
-                     "remat-early-free: right after the last use (default)"),
-          clEnumValN(DeallocMode::Upstream, "upstream",
-                     "upstream buffer-deallocation-pipeline: at the end of "
-                     "the block"),
-          clEnumValN(DeallocMode::UpstreamLiveness, "upstream-liveness",
-                     "upstream buffer-deallocation-pipeline, then "
-                     "optimize-allocation-liveness"))};
-  Option<bool> autodiff{
-      *this, "autodiff",
-      llvm::cl::desc("The input is a forward function (result #0 a loss "
-                     "marked remat.loss): build its training step with "
-                     "remat-autodiff first"),
-      llvm::cl::init(false)};
-  Option<std::string> entry{
-      *this, "entry",
-      llvm::cl::desc("Generate a main that calls this function on "
-                     "deterministic inputs (remat-generate-main)"),
-      llvm::cl::init("")};
+#define REMAT_PIPELINE_OPTION(TYPE, FIELD, FLAG, DEFAULT, DESCRIPTION)        \
+  Option<TYPE> FIELD{*this, FLAG, llvm::cl::desc(DESCRIPTION),                 \
+                     llvm::cl::init(DEFAULT)};
+#include "remat/Transforms/PipelineOptions.def"
+  Option<DeallocMode> dealloc{*this, "dealloc",
+                              llvm::cl::desc("Where buffers are freed"),
+                              llvm::cl::init(DeallocMode::Early),
+                              llvm::cl::values(REMAT_DEALLOC_MODE_VALUES)};
+
+  /// The options the pipelines hand to remat-apply (and, the same ones, to
+  /// remat-check-options).
+  RematApplyPassOptions applyOptions() const;
 };
 
 /// normalize destinations + solve + apply: the rematerialised step, tensors.

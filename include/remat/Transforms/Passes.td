@@ -5,8 +5,35 @@
 
 include "mlir/Pass/PassBase.td"
 
+// The options that choose and bound the solve, declared once: remat-apply,
+// remat-print-report and remat-check-options take them, and the pipelines hand
+// them on (RematPipelineOptions::applyOptions). Their defaults are the C++
+// constants of remat/Solvers/Solver.h, which remat-solve uses too.
+defvar RematBudgetOption =
+    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
+           "Memory budget: bytes (with optional KiB/MiB/GiB), N% of the "
+           "checkpoint-all peak, or empty for none">;
+defvar RematSearchOptions = [
+    Option<"timeLimit", "time-limit", "double",
+           /*default=*/"::remat::kDefaultTimeLimitSeconds",
+           "Wall-clock limit in seconds (finite, >= 0; 0: no time-bounded "
+           "search) for solvers that search (auto, checkmate-ilp, "
+           "checkmate-lp, hong-cubic)">,
+    Option<"slots", "slots", "unsigned",
+           /*default=*/"::remat::kDefaultMemorySlots",
+           "Memory slots S in [1, 2^20] of the discretised dynamic programs "
+           "(rotor, revolve; seeds/004 §5.2)">,
+    Option<"progress", "progress", "bool", /*default=*/"false",
+           "Print the progress of long searches (Checkmate's CBC) to stderr">,
+];
+defvar RematSolverOption =
+    Option<"solver", "solver", "std::string",
+           /*default=*/"::remat::kDefaultSolverName",
+           "Solver name (see remat-solve --list), or 'none' to keep the "
+           "program order">;
+
 def RematNormalizeDestinationsPass
-    : Pass<"remat-normalize-destinations", "mlir::func::FuncOp"> {
+    : InterfacePass<"remat-normalize-destinations", "mlir::FunctionOpInterface"> {
   let summary = "Give every destination-style op a destination of its own";
   let description = [{
     Contract: in every training step (a function that carries a `remat`
@@ -114,14 +141,6 @@ def RematAutodiffPass : Pass<"remat-autodiff", "mlir::ModuleOp"> {
                            "mlir::tensor::TensorDialect"];
 }
 
-def TestTrainingGraphPass : Pass<"test-remat-training-graph", "mlir::func::FuncOp"> {
-  let summary = "Print the training graph extracted from each training step";
-  let description = [{
-    Test-only. Extracts the TrainingGraph of every training step and prints its
-    nodes (phase, cost, the ops they group), values (bytes, producer, users),
-    the saved activations and the fixed bytes to stdout.
-  }];
-}
 
 def RematPrintGraphPass : Pass<"remat-print-graph", "mlir::ModuleOp"> {
   let summary = "Print the training graph of a step as JSON";
@@ -144,23 +163,8 @@ def RematPrintGraphPass : Pass<"remat-print-graph", "mlir::ModuleOp"> {
   ];
 }
 
-def TestStructurePass : Pass<"test-remat-structure", "mlir::func::FuncOp"> {
-  let summary = "Print the structure analysis of each training step's forward graph";
-  let description = [{
-    Test-only. Extracts the TrainingGraph of every training step and runs the
-    structure analysis (remat/Structure/Structure.h) on its forward part:
-    prints to stdout the articulation points of the undirected forward graph
-    (Checkmate appendix B.1), the splitting vertices of the whole forward
-    graph (Feng & Huang Definition 3), a summary of the hierarchy, and the
-    hierarchy itself as an indented tree: `linear`, `branched` (`+edge` when
-    the close set includes the edge entry -> exit), `non-branched` (with the
-    size of its maximal split) and `op` lines, each close set with its entry
-    and exit (`source` / `sink` for the virtual ones), the number of ops it
-    hides, their bytes and cost.
-  }];
-}
 
-def RematApplyPass : Pass<"remat-apply", "mlir::func::FuncOp"> {
+def RematApplyPass : InterfacePass<"remat-apply", "mlir::FunctionOpInterface"> {
   let summary = "Solve for a checkpointing plan and rewrite the step to follow it";
   let description = [{
     For every training step: extracts the training graph, runs the solver
@@ -183,25 +187,18 @@ def RematApplyPass : Pass<"remat-apply", "mlir::func::FuncOp"> {
     alone. A function pass cannot see the module: that no function at all is
     a training step is checked by `remat-check-options`, which the remat
     pipelines run first.
+
+    Anchored on `FunctionOpInterface`: nest it under the function op of your
+    pipeline (`builtin.module(func.func(remat-apply{...}))`). The graph comes
+    from the `TrainingGraphAnalysis` (reused when an earlier pass computed it
+    and nothing changed the IR since). Under `--mlir-timing` the extraction
+    and the solve are the rows `(A) remat::TrainingGraphAnalysis` and
+    `(A) remat solve` of the pass; `-debug-only=remat-apply` prints the plan's
+    figures; optimization remarks (`--remarks-filter=remat`) say per
+    function which plan was taken, and per forward node whose buffers the
+    backward reads whether it is kept or recomputed, and why.
   }];
-  let options = [
-    Option<"solver", "solver", "std::string", /*default=*/"\"chen-sqrtn\"",
-           "Solver name (see remat-solve --list), or 'none' to keep the "
-           "program order">,
-    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
-           "Memory budget: bytes (with optional KiB/MiB/GiB), N% of the "
-           "checkpoint-all peak, or empty for none">,
-    Option<"timeLimit", "time-limit", "double", /*default=*/"10",
-           "Wall-clock limit in seconds (finite, >= 0; 0: no time-bounded "
-           "search) for solvers that "
-           "search (auto, checkmate-ilp, checkmate-lp, hong-cubic)">,
-    Option<"slots", "slots", "unsigned", /*default=*/"500",
-           "Memory slots S in [1, 2^20] of the discretised dynamic programs "
-           "(rotor, revolve; seeds/004 §5.2)">,
-    Option<"printTiming", "print-timing", "bool", /*default=*/"false",
-           "Print the wall time of extraction, solving (with simulation) "
-           "and the rewrite to stderr, one line per function">,
-  ];
+  let options = [RematSolverOption, RematBudgetOption] # RematSearchOptions;
 }
 
 def RematReportPass : Pass<"remat-print-report", "mlir::ModuleOp"> {
@@ -221,18 +218,11 @@ def RematReportPass : Pass<"remat-print-report", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"solver", "solver", "std::string", /*default=*/"\"all\"",
-           "Solver name or 'all'">,
-    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
-           "Memory budget (bytes, KiB/MiB/GiB, or N%)">,
-    Option<"timeLimit", "time-limit", "double", /*default=*/"10",
-           "Wall-clock limit in seconds (finite, >= 0; 0: no time-bounded "
-           "search) for solvers that "
-           "search">,
-    Option<"slots", "slots", "unsigned", /*default=*/"500",
-           "Memory slots S in [1, 2^20] of rotor and revolve">,
+           "Solver name, or 'all' for every solver that applies">,
+    RematBudgetOption,
     Option<"withTimeline", "timeline", "bool", /*default=*/"false",
            "Include the per-step memory timeline">,
-  ];
+  ] # RematSearchOptions;
 }
 
 def RematCheckOptionsPass : Pass<"remat-check-options", "mlir::ModuleOp"> {
@@ -257,20 +247,10 @@ def RematCheckOptionsPass : Pass<"remat-check-options", "mlir::ModuleOp"> {
     default solver, a module without any step passes through unchanged: the
     lowering pipelines then simply lower it.
   }];
-  let options = [
-    Option<"solver", "solver", "std::string", /*default=*/"\"chen-sqrtn\"",
-           "The solver remat-apply will run">,
-    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
-           "The budget remat-apply will use">,
-    Option<"timeLimit", "time-limit", "double", /*default=*/"10",
-           "Wall-clock limit in seconds (finite, >= 0; 0: no time-bounded "
-           "search)">,
-    Option<"slots", "slots", "unsigned", /*default=*/"500",
-           "Memory slots S in [1, 2^20]">,
-  ];
+  let options = [RematSolverOption, RematBudgetOption] # RematSearchOptions;
 }
 
-def RematEarlyFreePass : Pass<"remat-early-free", "mlir::func::FuncOp"> {
+def RematEarlyFreePass : InterfacePass<"remat-early-free", "mlir::FunctionOpInterface"> {
   let summary = "Free every buffer right after its last use";
   let description = [{
     Runs after one-shot bufferization. For every `memref.alloc`, inserts
@@ -349,7 +329,7 @@ def RematInstrumentStepCallsPass
 }
 
 def RematPrepareLinalgForGpuPass
-    : Pass<"remat-prepare-linalg-for-gpu", "mlir::func::FuncOp"> {
+    : InterfacePass<"remat-prepare-linalg-for-gpu", "mlir::FunctionOpInterface"> {
   let summary = "Put parallel loops outermost and give every linalg op one";
   let description = [{
     Runs on buffers, before `convert-linalg-to-parallel-loops`, so that every
@@ -377,7 +357,7 @@ def RematPrepareLinalgForGpuPass
 }
 
 def RematMapParallelLoopsToGpuPass
-    : Pass<"remat-map-parallel-loops-to-gpu", "mlir::func::FuncOp"> {
+    : InterfacePass<"remat-map-parallel-loops-to-gpu", "mlir::FunctionOpInterface"> {
   let summary = "Tile outermost scf.parallel loops into thread blocks and map "
                 "them to the GPU grid";
   let description = [{

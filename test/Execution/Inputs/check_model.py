@@ -189,8 +189,8 @@ def main(argv):
         check=True, capture_output=True, text=True).stdout)["functions"][0]
     peak = report["plans"][0]["simulation"]["peakBytes"]
     graph = json.loads(subprocess.run(
-        [args.remat_opt, step, "--remat-normalize-destinations",
-         "--remat-print-graph=format=native", "-o", "/dev/null"],
+        [args.remat_opt, step, "--pass-pipeline=builtin.module(func.func(remat-normalize-destinations),"
+         "remat-print-graph{format=native})", "-o", "/dev/null"],
         check=True, capture_output=True, text=True).stdout)
     outputs = sum(v["bytes"] for v in graph["values"]
                   if v.get("output") and v.get("producer", -1) >= 0)
