@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuTarget.h"
+#include "RuntimeReport.h"
 
 #include "remat/Transforms/GpuPipeline.h"
 
@@ -184,29 +185,6 @@ LogicalResult wrapMain(ModuleOp module, std::optional<int64_t> predicted,
   return success();
 }
 
-/// The fields of the runtime's `remat-runtime:` line.
-struct RuntimeReport {
-  std::optional<int64_t> stepPeak, totalPeak, stepTimeNs;
-};
-
-bool parseRuntimeLine(llvm::StringRef line, RuntimeReport &report) {
-  llvm::SmallVector<llvm::StringRef> fields;
-  line.drop_front(llvm::StringRef("remat-runtime:").size())
-      .split(fields, ' ', -1, /*KeepEmpty=*/false);
-  for (llvm::StringRef field : fields) {
-    auto [key, value] = field.split('=');
-    int64_t v;
-    if (value.trim().getAsInteger(10, v))
-      return false;
-    if (key == "step_peak_bytes")
-      report.stepPeak = v;
-    else if (key == "total_peak_bytes")
-      report.totalPeak = v;
-    else if (key == "step_time_ns")
-      report.stepTimeNs = v;
-  }
-  return report.stepPeak && report.totalPeak;
-}
 
 } // namespace
 
@@ -331,7 +309,7 @@ int remat_run::runOnGpu(ModuleOp module, std::optional<int64_t> predicted,
   // 5. Run it; forward its output, keeping the runtime's report for us.
   std::string runError = execute(exePath, {exePath}, outPath);
   auto output = llvm::MemoryBuffer::getFile(outPath, /*IsText=*/true);
-  RuntimeReport report;
+  remat_run::RuntimeReport report;
   bool sawReport = false, badReport = false;
   if (output) {
     llvm::SmallVector<llvm::StringRef> lines;
@@ -341,7 +319,7 @@ int remat_run::runOnGpu(ModuleOp module, std::optional<int64_t> predicted,
     for (llvm::StringRef line : lines) {
       if (line.starts_with("remat-runtime:")) {
         sawReport = true;
-        badReport |= !parseRuntimeLine(line, report);
+        badReport |= !remat_run::parseRuntimeLine(line, report);
         continue;
       }
       // The executable prints its own remat-run: lines; ours follow.

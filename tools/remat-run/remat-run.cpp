@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuTarget.h"
+#include "RuntimeReport.h"
 
 #include "remat/Solvers/Solver.h"
 #include "remat/Support/Debug.h"
@@ -127,31 +128,6 @@ std::string findTool(const char *envVar, llvm::StringRef builtIn,
   return builtIn.str();
 }
 
-/// The `remat-runtime:` line's fields (`key=value`).
-struct RuntimeReport {
-  std::optional<int64_t> stepPeak, totalPeak, liveAtExit, allocations;
-};
-
-bool parseRuntimeLine(llvm::StringRef line, RuntimeReport &report) {
-  llvm::SmallVector<llvm::StringRef> fields;
-  line.drop_front(llvm::StringRef("remat-runtime:").size())
-      .split(fields, ' ', -1, /*KeepEmpty=*/false);
-  for (llvm::StringRef field : fields) {
-    auto [key, value] = field.split('=');
-    int64_t v;
-    if (value.trim().getAsInteger(10, v))
-      return false;
-    if (key == "step_peak_bytes")
-      report.stepPeak = v;
-    else if (key == "total_peak_bytes")
-      report.totalPeak = v;
-    else if (key == "live_bytes_at_exit")
-      report.liveAtExit = v;
-    else if (key == "allocations")
-      report.allocations = v;
-  }
-  return report.stepPeak && report.totalPeak;
-}
 
 } // namespace
 
@@ -334,7 +310,7 @@ int main(int argc, char **argv) {
 
   // Forward the program's output, keeping the runtime's report for us.
   auto output = llvm::MemoryBuffer::getFile(outPath, /*IsText=*/true);
-  RuntimeReport report;
+  remat_run::RuntimeReport report;
   bool sawReport = false, badReport = false;
   if (output) {
     llvm::SmallVector<llvm::StringRef> lines;
@@ -344,7 +320,7 @@ int main(int argc, char **argv) {
     for (llvm::StringRef line : lines) {
       if (line.starts_with("remat-runtime:")) {
         sawReport = true;
-        badReport |= !parseRuntimeLine(line, report);
+        badReport |= !remat_run::parseRuntimeLine(line, report);
         continue;
       }
       llvm::outs() << line << "\n";
