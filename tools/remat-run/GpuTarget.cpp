@@ -308,35 +308,17 @@ int remat_run::runOnGpu(ModuleOp module, std::optional<int64_t> predicted,
 
   // 5. Run it; forward its output, keeping the runtime's report for us.
   std::string runError = execute(exePath, {exePath}, outPath);
-  auto output = llvm::MemoryBuffer::getFile(outPath, /*IsText=*/true);
-  remat_run::RuntimeReport report;
-  bool sawReport = false, badReport = false;
-  if (output) {
-    llvm::SmallVector<llvm::StringRef> lines;
-    (*output)->getBuffer().split(lines, '\n');
-    if (!lines.empty() && lines.back().empty())
-      lines.pop_back();
-    for (llvm::StringRef line : lines) {
-      if (line.starts_with("remat-runtime:")) {
-        sawReport = true;
-        badReport |= !remat_run::parseRuntimeLine(line, report);
-        continue;
-      }
-      // The executable prints its own remat-run: lines; ours follow.
-      if (line.starts_with("remat-run:"))
-        continue;
-      llvm::outs() << line << "\n";
-    }
-    llvm::outs().flush();
-  }
+  // The executable prints its own remat-run: lines; ours follow.
+  remat_run::ProgramOutput output =
+      remat_run::forwardProgramOutput(outPath, /*dropRunLines=*/true);
+  const remat_run::RuntimeReport &report = output.report;
   if (!runError.empty())
     return fail(runError);
-  if (!output)
-    return fail("cannot read the program's output: " +
-                output.getError().message());
-  if (!sawReport)
+  if (!output.readError.empty())
+    return fail("cannot read the program's output: " + output.readError);
+  if (!output.sawReport)
     return fail("the program printed no 'remat-runtime:' line");
-  if (badReport)
+  if (output.badReport)
     return fail("malformed 'remat-runtime:' line");
   llvm::outs() << "remat-run: fixed_bytes=" << orNone(fixed)
                << " total_peak_bytes=" << *report.totalPeak << "\n";

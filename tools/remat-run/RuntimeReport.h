@@ -11,9 +11,12 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace remat_run {
 
@@ -47,6 +50,42 @@ inline bool parseRuntimeLine(llvm::StringRef line, RuntimeReport &report) {
       report.stepTimeNs = v;
   }
   return report.stepPeak && report.totalPeak;
+}
+
+/// What a compiled program printed (its output file): every line forwarded
+/// to llvm::outs() but the runtime's report (parsed here) and, for a GPU
+/// executable, its own `remat-run:` lines (remat-run prints its own after).
+struct ProgramOutput {
+  /// Why the file could not be read; empty when it was.
+  std::string readError;
+  bool sawReport = false, badReport = false;
+  RuntimeReport report;
+};
+
+inline ProgramOutput forwardProgramOutput(llvm::StringRef path,
+                                          bool dropRunLines) {
+  ProgramOutput result;
+  auto output = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!output) {
+    result.readError = output.getError().message();
+    return result;
+  }
+  llvm::SmallVector<llvm::StringRef> lines;
+  (*output)->getBuffer().split(lines, '\n');
+  if (!lines.empty() && lines.back().empty())
+    lines.pop_back();
+  for (llvm::StringRef line : lines) {
+    if (line.starts_with("remat-runtime:")) {
+      result.sawReport = true;
+      result.badReport |= !parseRuntimeLine(line, result.report);
+      continue;
+    }
+    if (dropRunLines && line.starts_with("remat-run:"))
+      continue;
+    llvm::outs() << line << "\n";
+  }
+  llvm::outs().flush();
+  return result;
 }
 
 } // namespace remat_run

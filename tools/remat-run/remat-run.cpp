@@ -309,24 +309,9 @@ int main(int argc, char **argv) {
                                      &execError, &execFailed);
 
   // Forward the program's output, keeping the runtime's report for us.
-  auto output = llvm::MemoryBuffer::getFile(outPath, /*IsText=*/true);
-  remat_run::RuntimeReport report;
-  bool sawReport = false, badReport = false;
-  if (output) {
-    llvm::SmallVector<llvm::StringRef> lines;
-    (*output)->getBuffer().split(lines, '\n');
-    if (!lines.empty() && lines.back().empty())
-      lines.pop_back();
-    for (llvm::StringRef line : lines) {
-      if (line.starts_with("remat-runtime:")) {
-        sawReport = true;
-        badReport |= !remat_run::parseRuntimeLine(line, report);
-        continue;
-      }
-      llvm::outs() << line << "\n";
-    }
-    llvm::outs().flush();
-  }
+  remat_run::ProgramOutput output =
+      remat_run::forwardProgramOutput(outPath, /*dropRunLines=*/false);
+  const remat_run::RuntimeReport &report = output.report;
 
   if (execFailed)
     return fail("cannot run '" + runner + "': " + execError);
@@ -334,13 +319,12 @@ int main(int argc, char **argv) {
     return fail("'" + runner + "' failed (" +
                 (rc < 0 ? "crashed" : "exit code " + std::to_string(rc)) +
                 (execError.empty() ? "" : ": " + execError) + ")");
-  if (!output)
-    return fail("cannot read the program's output: " +
-                output.getError().message());
-  if (!sawReport)
+  if (!output.readError.empty())
+    return fail("cannot read the program's output: " + output.readError);
+  if (!output.sawReport)
     return fail("the program printed no 'remat-runtime:' line (was the "
                 "runtime library loaded?)");
-  if (badReport)
+  if (output.badReport)
     return fail("malformed 'remat-runtime:' line");
 
   llvm::outs() << "remat-run: fixed_bytes=" << orNone(fixed)
