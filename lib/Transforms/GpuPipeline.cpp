@@ -80,13 +80,7 @@ void remat::buildLowerBufferizedToGpuPipeline(
     OpPassManager &pm, const RematGpuPipelineOptions &options) {
   // --- Buffers: exactly the CPU path's (buildLowerBufferizedToCpuPipeline
   // with dealloc=early), so that the device buffers are the predicted ones.
-  pm.addPass(createRematCheckLowerablePass());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  bufferize.bufferAlignment = 0;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  addRematBufferizePasses(pm);
   pm.addNestedPass<func::FuncOp>(createRematEarlyFreePass());
 
   // --- Kernels: every linalg op becomes a parallel loop nest (parallel

@@ -99,19 +99,24 @@ void remat::buildRematPipeline(OpPassManager &pm,
   funcPm.addPass(createRematApplyPass(options.applyOptions()));
 }
 
-void remat::buildLowerBufferizedToCpuPipeline(
-    OpPassManager &pm, const RematPipelineOptions &options) {
+void remat::addRematBufferizePasses(OpPassManager &pm) {
   // Opaque kernels have no implementation: say so at their location.
   pm.addPass(createRematCheckLowerablePass());
   // Whole-module bufferization with identity layouts at function boundaries
   // and no alignment padding: every buffer is exactly its tensor's bytes, as
-  // the training graph predicts.
+  // the training graph predicts (docs/use-in-your-pipeline.md says why each
+  // option is needed).
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   bufferize.bufferAlignment = 0;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+}
+
+void remat::buildLowerBufferizedToCpuPipeline(
+    OpPassManager &pm, const RematPipelineOptions &options) {
+  addRematBufferizePasses(pm);
   if (options.dealloc == DeallocMode::Early) {
     pm.addNestedPass<func::FuncOp>(createRematEarlyFreePass());
   } else {

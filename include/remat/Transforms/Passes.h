@@ -61,6 +61,10 @@ struct RematPipelineOptions
 /// normalize destinations + solve + apply: the rematerialised step, tensors.
 void buildRematPipeline(mlir::OpPassManager &pm,
                         const RematPipelineOptions &options);
+/// remat-check-lowerable, then one-shot bufferization with the options the
+/// prediction needs (whole module, identity layouts at function boundaries,
+/// no alignment padding): the start of both lowerings, before the frees.
+void addRematBufferizePasses(mlir::OpPassManager &pm);
 /// The part of remat-lower-to-cpu after the rewrite: one-shot bufferization,
 /// frees (`dealloc`), lowering to the LLVM dialect with the generic allocation
 /// functions of the project's runtime.
