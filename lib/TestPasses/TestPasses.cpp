@@ -40,12 +40,12 @@ struct TestTrainingGraph
   void runOnOperation() override {
     FunctionOpInterface func = getOperation();
     markAllAnalysesPreserved();
-    const auto &graphAnalysis = getAnalysis<TrainingGraphAnalysis>();
-    if (!graphAnalysis.isTrainingStep())
-      return;
-    FailureOr<const ExtractedGraph *> extracted = graphAnalysis.get();
+    FailureOr<const ExtractedGraph *> extracted =
+        getAnalysis<TrainingGraphAnalysis>().get();
     if (failed(extracted))
       return signalPassFailure();
+    if (!*extracted) // Not a training step.
+      return;
     const TrainingGraph &graph = (*extracted)->graph;
     llvm::raw_ostream &os = llvm::outs();
     auto valueRef = [&](ValueId id) {
@@ -101,12 +101,12 @@ struct TestStructure
   void runOnOperation() override {
     FunctionOpInterface func = getOperation();
     markAllAnalysesPreserved();
-    const auto &graphAnalysis = getAnalysis<TrainingGraphAnalysis>();
-    if (!graphAnalysis.isTrainingStep())
-      return;
-    FailureOr<const ExtractedGraph *> extracted = graphAnalysis.get();
+    FailureOr<const ExtractedGraph *> extracted =
+        getAnalysis<TrainingGraphAnalysis>().get();
     if (failed(extracted))
       return signalPassFailure();
+    if (!*extracted) // Not a training step.
+      return;
     const TrainingGraph &graph = (*extracted)->graph;
     StructureAnalysis analysis(graph);
     const StructureGraph &sg = analysis.graph;

@@ -350,12 +350,12 @@ struct RematApply : public remat::impl::RematApplyPassBase<RematApply> {
     FunctionOpInterface func = getOperation();
     if (failed(checkNumericOptions(func, timeLimit, slots)))
       return signalPassFailure();
-    const auto &graphAnalysis = getAnalysis<TrainingGraphAnalysis>();
-    if (!graphAnalysis.isTrainingStep())
-      return markAllAnalysesPreserved();
-    FailureOr<const ExtractedGraph *> extracted = graphAnalysis.get();
+    FailureOr<const ExtractedGraph *> extracted =
+        getAnalysis<TrainingGraphAnalysis>().get();
     if (failed(extracted))
       return signalPassFailure();
+    if (!*extracted) // Not a training step.
+      return markAllAnalysesPreserved();
     const TrainingGraph &graph = (*extracted)->graph;
     FailureOr<SolverResult> result = failure();
     FailureOr<std::optional<uint64_t>> budgetBytes = failure();
@@ -415,25 +415,16 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
     module.walk([&](FunctionOpInterface func) {
       if (!isTrainingStep(func))
         return;
-      // The module's own functions have their TrainingGraphAnalysis (kept
-      // from earlier passes that preserved it); nested ones are extracted
-      // here.
-      std::optional<ExtractedGraph> nested;
-      const ExtractedGraph *extracted = nullptr;
-      if (func->getParentOp() == module.getOperation()) {
-        FailureOr<const ExtractedGraph *> cached =
-            getChildAnalysis<TrainingGraphAnalysis>(func).get();
-        if (succeeded(cached))
-          extracted = *cached;
-      } else if (FailureOr<ExtractedGraph> graph = extractTrainingGraph(func);
-                 succeeded(graph)) {
-        nested = std::move(*graph);
-        extracted = &*nested;
-      }
-      if (!extracted) {
+      // The module's own steps have their TrainingGraphAnalysis (kept from
+      // earlier passes that preserved it).
+      std::optional<ExtractedGraph> storage;
+      FailureOr<const ExtractedGraph *> graphOrError =
+          graphForModulePass(getAnalysisManager(), module, func, storage);
+      if (failed(graphOrError)) {
         failedAny = true;
         return;
       }
+      const ExtractedGraph *extracted = *graphOrError;
       const TrainingGraph &graph = extracted->graph;
       uint64_t reference = checkpointAllPeak(graph);
       FailureOr<std::optional<uint64_t>> budgetBytes =

@@ -248,6 +248,19 @@ TrainingGraphAnalysis::TrainingGraphAnalysis(Operation *op) {
     extracted = std::move(*graph);
 }
 
+FailureOr<const ExtractedGraph *>
+remat::graphForModulePass(AnalysisManager am, Operation *passOp,
+                          FunctionOpInterface func,
+                          std::optional<ExtractedGraph> &storage) {
+  if (func->getParentOp() == passOp && isTrainingStep(func))
+    return am.getChildAnalysis<TrainingGraphAnalysis>(func).get();
+  FailureOr<ExtractedGraph> graph = extractTrainingGraph(func);
+  if (failed(graph))
+    return failure();
+  storage = std::move(*graph);
+  return &*storage;
+}
+
 FailureOr<ExtractedGraph> remat::extractTrainingGraph(FunctionOpInterface func) {
   if (func.isExternal())
     return func.emitError("training step '")
@@ -944,8 +957,9 @@ struct RematPrintGraph
     }
     // Printing changes nothing: every analysis stays valid.
     markAllAnalysesPreserved();
+    std::optional<ExtractedGraph> storage;
     FailureOr<const ExtractedGraph *> extracted =
-        getChildAnalysis<TrainingGraphAnalysis>(step).get();
+        graphForModulePass(getAnalysisManager(), module, step, storage);
     if (failed(extracted))
       return signalPassFailure();
     const TrainingGraph &graph = (*extracted)->graph;

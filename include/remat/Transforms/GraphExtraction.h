@@ -63,16 +63,16 @@ extractTrainingGraph(mlir::FunctionOpInterface func);
 /// `--mlir-timing` its extraction is the row "(A) remat::TrainingGraphAnalysis".
 class TrainingGraphAnalysis {
 public:
+  /// Extracts the graph when `op` is a training step (isTrainingStep);
+  /// nothing is extracted from other functions.
   explicit TrainingGraphAnalysis(mlir::Operation *op);
 
-  /// Whether the function is a training step (isTrainingStep). Nothing is
-  /// extracted from one that is not.
-  bool isTrainingStep() const { return step; }
-  /// The extracted graph of a training step, or failure when the extraction
-  /// failed: its located diagnostics were emitted when the analysis was
-  /// computed. Must not be called for a function that is not a step.
+  /// The extracted graph of a training step; nullptr for a function that is
+  /// not one; failure when the extraction failed (its located diagnostics
+  /// were emitted when the analysis was computed).
   mlir::FailureOr<const ExtractedGraph *> get() const {
-    assert(step && "not a training step");
+    if (!step)
+      return nullptr;
     if (!extracted)
       return mlir::failure();
     return &*extracted;
@@ -82,6 +82,17 @@ private:
   bool step = false;
   std::optional<ExtractedGraph> extracted;
 };
+
+/// The graph of `func` for a module pass running on `passOp` with `am`: the
+/// function's TrainingGraphAnalysis when it is a training step directly inside
+/// `passOp`, else extracted here into `storage` (a function nested
+/// deeper, or one named by an option that carries no marker: the extraction
+/// then says, at its location, what is missing). Failure after a located
+/// error.
+mlir::FailureOr<const ExtractedGraph *>
+graphForModulePass(mlir::AnalysisManager am, mlir::Operation *passOp,
+                   mlir::FunctionOpInterface func,
+                   std::optional<ExtractedGraph> &storage);
 
 /// Number of bytes the buffer of a statically shaped tensor takes (0 for
 /// scalars: they live in registers): elements times their storage size,
