@@ -21,6 +21,11 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.remat_tools_dir, append_path=True)
 
+# oneDNN's scratchpads (the workspace of the CPU library calls, part of every
+# plan) depend on its thread count: one thread, so that the byte figures the
+# tests check are the same on every machine.
+config.environment["OMP_NUM_THREADS"] = "1"
+
 tool_dirs = [config.remat_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["remat-opt", "remat-run", "remat-solve"],
                                   tool_dirs)

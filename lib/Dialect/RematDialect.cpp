@@ -87,6 +87,24 @@ LogicalResult RematDialect::verifyOperationAttribute(Operation *op,
              << "'" << name << "' must be a unit attribute on a function";
     return success();
   }
+  if (name == kLibraryCallAttr) {
+    auto str = dyn_cast<StringAttr>(value);
+    if (!str || !llvm::is_contained({"gemm", "conv_fwd", "conv_bwd_data",
+                                     "conv_bwd_weights"},
+                                    str.getValue()))
+      return op->emitOpError()
+             << "'" << name
+             << "' must be \"gemm\", \"conv_fwd\", \"conv_bwd_data\" or "
+                "\"conv_bwd_weights\"";
+    return success();
+  }
+  if (name == kWorkspaceAttr) {
+    auto bytes = dyn_cast<IntegerAttr>(value);
+    if (!bytes || bytes.getValue().isNegative())
+      return op->emitOpError()
+             << "'" << name << "' must be a non-negative integer attribute";
+    return success();
+  }
   if (isResultAnnotation(name))
     return success();
   return op->emitOpError() << "unknown remat attribute '" << name << "'";

@@ -21,7 +21,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <type_traits>
 #include <vector>
 
@@ -148,6 +150,9 @@ struct ExitReporter {
                   "memory_pools=%d\n",
                   d.name.c_str(), d.major, d.minor, d.pools ? 1 : 0);
     }
+    if (int64_t bytes = remat_rt_constant_bytes())
+      std::printf("remat-cuda: constant_bytes=%lld\n",
+                  static_cast<long long>(bytes));
     counters().printReport(/*withStepTime=*/true);
   }
 } exitReporter;
@@ -177,7 +182,25 @@ bool isDevicePointer(const void *ptr) {
   return result == CUDA_SUCCESS && type == CU_MEMORYTYPE_DEVICE;
 }
 
+/// Constant tensors copied to the device, by host address: copied once, at
+/// their first use, kept for the program and counted apart from the step
+/// (constant_bytes in the exit report), like the arguments.
+std::mutex constantsMutex;
+std::unordered_map<const void *, CUdeviceptr> deviceConstants;
+int64_t constantBytes = 0;
+
 } // namespace
+
+CUstream rematProgramStream() {
+  static CUstream stream = [] {
+    markInitialized();
+    CUstream s = nullptr;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    return s;
+  }();
+  ensureContext();
+  return stream;
+}
 
 void remat::rt::beforeStepEdge() {
   // Work queued before the window must not be timed with the step, and the
@@ -272,17 +295,14 @@ void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
 // Streams and events.
 //===----------------------------------------------------------------------===//
 
-CUstream mgpuStreamCreate(void) {
-  markInitialized();
-  CUstream stream = nullptr;
-  CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-  return stream;
-}
+// One stream for the whole program: the lowering creates a stream for every
+// region between host synchronizations (gpu-async-region), hundreds per
+// step; they would all be ordered one after the other anyway (the plan's
+// order is the memory plan). One stream saves their creation and lets the
+// library calls (CudaLibrary.cpp) queue behind the kernels without a sync.
+CUstream mgpuStreamCreate(void) { return rematProgramStream(); }
 
-void mgpuStreamDestroy(CUstream stream) {
-  ensureContext();
-  CHECK(cuStreamDestroy(stream));
-}
+void mgpuStreamDestroy(CUstream /*stream*/) {}
 
 void mgpuStreamSynchronize(CUstream stream) {
   ensureContext();
@@ -425,6 +445,38 @@ void mgpuSetDefaultDevice(int32_t ordinal) { defaultDevice = ordinal; }
 // Extensions of the CPU runtime's interface (whose functions are the core's,
 // counting device bytes here).
 //===----------------------------------------------------------------------===//
+
+void _mlir_ciface_remat_rt_device_constant(RematI8MemRef *result,
+                                           int64_t hostAddress,
+                                           int64_t bytes) {
+  markInitialized();
+  const void *host = reinterpret_cast<const void *>(hostAddress);
+  CUdeviceptr ptr = 0;
+  {
+    std::lock_guard<std::mutex> lock(constantsMutex);
+    auto it = deviceConstants.find(host);
+    if (it != deviceConstants.end()) {
+      ptr = it->second;
+    } else {
+      CHECK(cuMemAlloc(&ptr, bytes ? static_cast<size_t>(bytes) : 1));
+      if (bytes)
+        CHECK(cuMemcpyHtoD(ptr, host, static_cast<size_t>(bytes)));
+      deviceConstants[host] = ptr;
+      constantBytes += bytes;
+    }
+  }
+  char *p = reinterpret_cast<char *>(ptr);
+  result->allocated = p;
+  result->aligned = p;
+  result->offset = 0;
+  result->size = bytes;
+  result->stride = 1;
+}
+
+int64_t remat_rt_constant_bytes(void) {
+  std::lock_guard<std::mutex> lock(constantsMutex);
+  return constantBytes;
+}
 
 void remat_rt_set_prediction(int64_t predictedPeakBytes, int64_t fixedBytes) {
   counters().setPrediction(predictedPeakBytes, fixedBytes);

@@ -78,6 +78,7 @@ void Counters::stepEnd() {
   lastStepNs =
       std::chrono::duration_cast<std::chrono::nanoseconds>(now - stepStart)
           .count();
+  windowNs.push_back(lastStepNs);
 }
 
 Counters::Figures Counters::figuresLocked() const {
@@ -102,6 +103,7 @@ void Counters::reset() {
   everBegan = inStep = false;
   stepBase = stepMax = bestStepPeak = 0;
   lastStepNs = -1;
+  windowNs.clear();
 }
 
 void Counters::setPrediction(int64_t predictedPeakBytes, int64_t fixedBytes) {
@@ -125,6 +127,8 @@ void Counters::printReport(bool withStepTime) {
               f.stepPeakBytes, f.totalPeakBytes, f.liveBytes, f.allocations);
   if (withStepTime)
     std::printf(" step_time_ns=%" PRId64, f.stepTimeNs);
+  for (size_t i = 0; i < windowNs.size(); ++i)
+    std::printf(i ? ",%" PRId64 : " window_times_ns=%" PRId64, windowNs[i]);
   std::printf("\n");
   if (hasPrediction) {
     std::printf("remat-run: fixed_bytes=%s total_peak_bytes=%" PRId64 "\n",

@@ -80,6 +80,8 @@ public:
   /// The exit report on stdout:
   ///   remat-runtime: step_peak_bytes=N total_peak_bytes=M
   ///     live_bytes_at_exit=K allocations=A[ step_time_ns=T]
+  ///     [ window_times_ns=T1,T2,...]
+  /// (the wall time of every closed window, in order).
   /// and, after `setPrediction`,
   ///   remat-run: fixed_bytes=F total_peak_bytes=M
   ///   remat-run: measured_peak_bytes=N predicted_peak_bytes=P
@@ -103,6 +105,9 @@ private:
   int64_t bestStepPeak = 0;
   std::chrono::steady_clock::time_point stepStart;
   int64_t lastStepNs = -1;
+  // The wall time of every closed window, in order (remat-run --repeat
+  // takes their median after the first).
+  std::vector<int64_t> windowNs;
   bool hasPrediction = false;
   int64_t predicted = -1;
   int64_t fixed = -1;

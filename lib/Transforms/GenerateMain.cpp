@@ -19,7 +19,9 @@
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -100,6 +102,35 @@ func::FuncOp getOrDeclare(ModuleOp module, OpBuilder &builder,
   if (cInterface)
     func->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
   return func;
+}
+
+/// After `after`: `repeat` more calls like `call` (same callee, same
+/// operands), each between `begin` and `end`, its tensor results freed as
+/// soon as it returns, in an scf.for. The step's time is then the median of
+/// these windows (remat-run --repeat); its peak is the same in each.
+void addRepeatedCalls(OpBuilder &builder, func::CallOp call, Operation *after,
+                      unsigned repeat, func::FuncOp begin, func::FuncOp end) {
+  if (repeat == 0)
+    return;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointAfter(after);
+  Location loc = call.getLoc();
+  Value lower = arith::ConstantIndexOp::create(builder, loc, 0);
+  Value upper = arith::ConstantIndexOp::create(builder, loc, repeat);
+  Value step = arith::ConstantIndexOp::create(builder, loc, 1);
+  scf::ForOp::create(
+      builder, loc, lower, upper, step, ValueRange{},
+      [&](OpBuilder &b, Location l, Value, ValueRange) {
+        func::CallOp::create(b, l, begin);
+        auto again = func::CallOp::create(b, l, call.getCallee(),
+                                          call.getResultTypes(),
+                                          call.getOperands());
+        func::CallOp::create(b, l, end);
+        for (Value result : again.getResults())
+          if (isa<RankedTensorType>(result.getType()))
+            bufferization::DeallocTensorOp::create(b, l, result);
+        scf::YieldOp::create(b, l);
+      });
 }
 
 struct RematGenerateMainPass
@@ -267,7 +298,8 @@ void RematGenerateMainPass::runOnOperation() {
 
   func::CallOp::create(builder, loc, begin);
   auto call = func::CallOp::create(builder, loc, entryFunc, inputs);
-  func::CallOp::create(builder, loc, end);
+  auto endCall = func::CallOp::create(builder, loc, end);
+  addRepeatedCalls(builder, call, endCall, repeat, begin, end);
   LLVM_DEBUG(llvm::dbgs() << "remat-generate-main: main calls @"
                           << entryFunc.getSymName() << " on " << inputs.size()
                           << " deterministic inputs and prints its "
@@ -371,7 +403,8 @@ struct RematInstrumentStepCallsPass
       }
       func::CallOp::create(builder, call.getLoc(), begin);
       builder.setInsertionPointAfter(call);
-      func::CallOp::create(builder, call.getLoc(), end);
+      auto endCall = func::CallOp::create(builder, call.getLoc(), end);
+      addRepeatedCalls(builder, call, endCall, repeat, begin, end);
     }
   }
 };

@@ -16,6 +16,7 @@
 #include "remat/Support/Debug.h"
 #include "remat/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -98,6 +99,15 @@ LogicalResult accessThroughHostCopies(IRRewriter &rewriter, Operation *op) {
   return success();
 }
 
+/// Uses of a host global that only read its address on the host (the
+/// descriptors of library calls): the global can stay where it is.
+bool onlyAddressTaken(Value global) {
+  return llvm::all_of(global.getUsers(), [](Operation *user) {
+    return isa<memref::ExtractAlignedPointerAsIndexOp,
+               memref::ExtractStridedMetadataOp>(user);
+  });
+}
+
 struct RematHostBuffersToGpuPass
     : remat::impl::RematHostBuffersToGpuPassBase<RematHostBuffersToGpuPass> {
   using Base::Base;
@@ -105,6 +115,16 @@ struct RematHostBuffersToGpuPass
   void runOnOperation() override;
 
 private:
+  /// `remat_rt_device_constant`, declared once per module.
+  func::FuncOp deviceConstant;
+
+  /// A constant tensor read by kernels or device copies: replaced by its
+  /// device copy, which the runtime makes at its first use and keeps
+  /// (constant bytes, outside the step's figures), viewed with the global's
+  /// type. Globals whose address alone is used on the host stay.
+  LogicalResult globalOnDevice(IRRewriter &rewriter,
+                               memref::GetGlobalOp global);
+
   /// Rewrites one host function; false after an error.
   bool convertFunction(func::FuncOp func);
 };
@@ -159,11 +179,9 @@ bool RematHostBuffersToGpuPass::convertFunction(func::FuncOp func) {
       ok = false;
       continue;
     }
-    if (isa<memref::GetGlobalOp>(op)) {
-      op->emitError("remat-host-buffers-to-gpu: a host global (a constant "
-                    "tensor) cannot be accessed by kernels; constant tensors "
-                    "are not supported on the GPU path");
-      ok = false;
+    if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
+      if (failed(globalOnDevice(rewriter, global)))
+        ok = false;
       continue;
     }
     // Calls hand descriptors to other host functions or to the runtime
@@ -175,6 +193,59 @@ bool RematHostBuffersToGpuPass::convertFunction(func::FuncOp func) {
       ok = false;
   }
   return ok;
+}
+
+LogicalResult
+RematHostBuffersToGpuPass::globalOnDevice(IRRewriter &rewriter,
+                                          memref::GetGlobalOp global) {
+  if (onlyAddressTaken(global.getResult()))
+    return success();
+  auto type = global.getType();
+  if (!type.getLayout().isIdentity() || !type.hasStaticShape())
+    return global.emitError()
+           << "remat-host-buffers-to-gpu: a constant of type " << type
+           << " cannot be copied to the device (only statically shaped "
+              "identity-layout constants can)";
+  ModuleOp module = global->getParentOfType<ModuleOp>();
+  MLIRContext *ctx = global.getContext();
+  auto bytesType = MemRefType::get({ShapedType::kDynamic},
+                                   IntegerType::get(ctx, 8));
+  if (!deviceConstant) {
+    auto fnType = FunctionType::get(
+        ctx, {IndexType::get(ctx), IntegerType::get(ctx, 64)}, {bytesType});
+    deviceConstant =
+        module.lookupSymbol<func::FuncOp>("remat_rt_device_constant");
+    if (deviceConstant && deviceConstant.getFunctionType() != fnType)
+      return deviceConstant.emitError()
+             << "'remat_rt_device_constant' is reserved for the runtime";
+    if (!deviceConstant) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToEnd(module.getBody());
+      deviceConstant = func::FuncOp::create(
+          rewriter, module.getLoc(), "remat_rt_device_constant", fnType);
+      deviceConstant.setPrivate();
+      deviceConstant->setAttr("llvm.emit_c_interface", rewriter.getUnitAttr());
+    }
+  }
+  Location loc = global.getLoc();
+  rewriter.setInsertionPointAfter(global);
+  int64_t bytes = type.getNumElements() *
+                  llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  Value host =
+      memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, global);
+  Value size = arith::ConstantIntOp::create(rewriter, loc,
+                                            rewriter.getI64Type(), bytes);
+  auto call = func::CallOp::create(rewriter, loc, deviceConstant,
+                                   ValueRange{host, size});
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value view = memref::ViewOp::create(rewriter, loc, type, call.getResult(0),
+                                      zero, ValueRange{});
+  rewriter.replaceAllUsesExcept(global.getResult(), view,
+                                host.getDefiningOp());
+  LLVM_DEBUG(llvm::dbgs() << "remat-host-buffers-to-gpu: constant @"
+                          << global.getName() << " (" << bytes
+                          << " bytes) copied to the device at its first use\n");
+  return success();
 }
 
 void RematHostBuffersToGpuPass::runOnOperation() {

@@ -82,10 +82,19 @@ void remat::buildLowerBufferizedToGpuPipeline(
   // with dealloc=early), so that the device buffers are the predicted ones.
   addRematBufferizePasses(pm);
   pm.addNestedPass<func::FuncOp>(createRematEarlyFreePass());
+  // The planned contractions become cuBLAS/cuDNN calls (host functions on
+  // device pointers), their workspace a device buffer around them.
+  if (options.kernels == KernelMode::Library) {
+    RematLowerLibraryCallsPassOptions libraryOptions;
+    libraryOptions.target = "gpu";
+    pm.addPass(createRematLowerLibraryCallsPass(libraryOptions));
+  }
 
   // --- Kernels: every linalg op becomes a parallel loop nest (parallel
   // dimensions outermost, one-iteration loops for ops without any), tiled
   // into thread blocks, then a gpu.launch, outlined into a gpu.module.
+  // Strided copies (padding, slices) become kernels too.
+  pm.addNestedPass<func::FuncOp>(createRematCopiesToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createRematPrepareLinalgForGpuPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   RematMapParallelLoopsToGpuPassOptions mapOptions;
@@ -155,6 +164,8 @@ void remat::buildRematLowerToGpuPipeline(
 #define REMAT_PIPELINE_OPTION(TYPE, FIELD, FLAG, DEFAULT, DESCRIPTION)        \
   remat.FIELD = options.FIELD;
 #include "remat/Transforms/PipelineOptions.def"
+  remat.kernels = options.kernels;
+  remat.target = LibraryTarget::Gpu;
   buildRematPipeline(pm, remat);
   buildLowerBufferizedToGpuPipeline(pm, options);
 }

@@ -464,6 +464,13 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(FunctionOpInterface func) 
     }
     Node &n = graph.node(node);
     n.cost = cost;
+    // Scratch memory a library needs while the node runs
+    // (remat-plan-library-calls): the ops of a node run one after the other,
+    // so the largest.
+    for (Operation *op : extracted.nodeOps[node])
+      if (auto ws = op->getAttrOfType<IntegerAttr>("remat.workspace_bytes"))
+        if (ws.getInt() > 0)
+          n.workspaceBytes = std::max<uint64_t>(n.workspaceBytes, ws.getInt());
     // The inits the node's ops write that are buffers of other nodes: in
     // place when nothing reads them afterwards (the simulator decides).
     for (Operation *op : extracted.nodeOps[node]) {

@@ -91,11 +91,21 @@ void remat::buildRematPipeline(OpPassManager &pm,
   if (!options.entry.empty()) {
     RematGenerateMainPassOptions mainOptions;
     mainOptions.entry = options.entry;
+    mainOptions.repeat = options.repeat;
     pm.addPass(createRematGenerateMainPass(mainOptions));
   }
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   // Private destinations make the graph's values the program's buffers.
   funcPm.addPass(createRematNormalizeDestinationsPass());
+  // The contractions a library will run, with the workspace it needs: part
+  // of the plan, so before the solve.
+  if (options.kernels == KernelMode::Library &&
+      options.target != LibraryTarget::None) {
+    RematPlanLibraryCallsPassOptions planOptions;
+    planOptions.target = options.target == LibraryTarget::Gpu ? "gpu" : "cpu";
+    planOptions.gpuWorkspaceLimit = options.gpuWorkspaceLimit;
+    funcPm.addPass(createRematPlanLibraryCallsPass(planOptions));
+  }
   funcPm.addPass(createRematApplyPass(options.applyOptions()));
 }
 
@@ -130,6 +140,16 @@ void remat::buildLowerBufferizedToCpuPipeline(
     // argument) become memref.alloc + memref.copy.
     pm.addPass(createConvertBufferizationToMemRefPass());
   }
+  // The planned contractions become oneDNN calls, their workspace allocated
+  // and freed around them.
+  if (options.kernels == KernelMode::Library) {
+    RematLowerLibraryCallsPassOptions libraryOptions;
+    libraryOptions.target = "cpu";
+    pm.addPass(createRematLowerLibraryCallsPass(libraryOptions));
+  }
+  // Strided copies (padding) as loops the compiler vectorises, instead of
+  // the runtime's element-by-element memrefCopy.
+  pm.addNestedPass<func::FuncOp>(createRematCopiesToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Vector ops of a module's own code (vector.print in a test's main).
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
@@ -159,8 +179,11 @@ void remat::buildLowerBufferizedToCpuPipeline(
 
 void remat::buildRematLowerToCpuPipeline(OpPassManager &pm,
                                          const RematPipelineOptions &options) {
-  buildRematPipeline(pm, options);
-  buildLowerBufferizedToCpuPipeline(pm, options);
+  RematPipelineOptions cpu;
+  cpu.copyOptionValuesFrom(options);
+  cpu.target = LibraryTarget::Cpu;
+  buildRematPipeline(pm, cpu);
+  buildLowerBufferizedToCpuPipeline(pm, cpu);
 }
 
 void remat::registerRematPipelines() {

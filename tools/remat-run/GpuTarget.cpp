@@ -202,7 +202,7 @@ std::string remat_run::checkGpuOptions() {
 
 int remat_run::runOnGpu(ModuleOp module, std::optional<int64_t> predicted,
                         std::optional<int64_t> fixed, bool earlyFrees,
-                        bool keepTemps) {
+                        remat::KernelMode kernels, bool keepTemps) {
   if (!earlyFrees)
     return fail("--target=gpu frees buffers with remat-early-free only "
                 "(--dealloc=early)");
@@ -219,6 +219,7 @@ int remat_run::runOnGpu(ModuleOp module, std::optional<int64_t> predicted,
     options.features = gpuFeatures;
     options.format = gpuFormat;
     options.blockSize = gpuBlockSize;
+    options.kernels = kernels;
     remat::buildLowerBufferizedToGpuPipeline(pm, options);
     if (failed(pm.run(module)))
       return fail("lowering to the GPU failed");
@@ -322,11 +323,10 @@ int remat_run::runOnGpu(ModuleOp module, std::optional<int64_t> predicted,
     return fail("malformed 'remat-runtime:' line");
   llvm::outs() << "remat-run: fixed_bytes=" << orNone(fixed)
                << " total_peak_bytes=" << *report.totalPeak << "\n";
+  // The device time of the step windows (synchronized at both ends).
+  remat_run::printStepSeconds(report);
   llvm::outs() << "remat-run: measured_peak_bytes=" << *report.stepPeak
                << " predicted_peak_bytes=" << orNone(predicted) << "\n";
-  // The device time of the step window (synchronized at both ends).
-  if (report.stepTimeNs)
-    llvm::outs() << "remat-run: step_time_ns=" << *report.stepTimeNs << "\n";
   llvm::outs().flush();
   return 0;
 }

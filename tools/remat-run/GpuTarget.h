@@ -10,6 +10,8 @@
 #ifndef REMAT_TOOLS_REMATRUN_GPUTARGET_H
 #define REMAT_TOOLS_REMATRUN_GPUTARGET_H
 
+#include "remat/Transforms/Passes.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -33,7 +35,8 @@ std::string checkGpuOptions();
 /// prints its output and the `remat-run:` lines (device bytes). Returns the
 /// process exit code.
 int runOnGpu(mlir::ModuleOp module, std::optional<int64_t> predicted,
-             std::optional<int64_t> fixed, bool earlyFrees, bool keepTemps);
+             std::optional<int64_t> fixed, bool earlyFrees,
+             remat::KernelMode kernels, bool keepTemps);
 
 } // namespace remat_run
 

@@ -9,12 +9,14 @@
 #ifndef REMAT_RUN_RUNTIMEREPORT_H
 #define REMAT_RUN_RUNTIMEREPORT_H
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 
@@ -24,6 +26,25 @@ namespace remat_run {
 struct RuntimeReport {
   std::optional<int64_t> stepPeak, totalPeak, liveAtExit, allocations,
       stepTimeNs;
+  /// The wall time of every measured window, in order.
+  llvm::SmallVector<int64_t> windowTimesNs;
+
+  /// The step's time in seconds: the median of the windows after the first
+  /// (a warm-up) when there are several, else the one window's; none when
+  /// no window closed.
+  std::optional<double> stepSeconds() const {
+    llvm::SmallVector<int64_t> times(windowTimesNs.begin(),
+                                     windowTimesNs.end());
+    if (times.size() > 1)
+      times.erase(times.begin());
+    if (times.empty())
+      return std::nullopt;
+    llvm::sort(times);
+    size_t n = times.size();
+    double median = n % 2 ? double(times[n / 2])
+                          : 0.5 * (double(times[n / 2 - 1]) + double(times[n / 2]));
+    return median * 1e-9;
+  }
 };
 
 /// Reads the fields of `line` (which starts with `remat-runtime:`) into
@@ -35,6 +56,17 @@ inline bool parseRuntimeLine(llvm::StringRef line, RuntimeReport &report) {
       .split(fields, ' ', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef field : fields) {
     auto [key, value] = field.split('=');
+    if (key == "window_times_ns") {
+      llvm::SmallVector<llvm::StringRef> times;
+      value.split(times, ',');
+      for (llvm::StringRef t : times) {
+        int64_t ns;
+        if (t.trim().getAsInteger(10, ns))
+          return false;
+        report.windowTimesNs.push_back(ns);
+      }
+      continue;
+    }
     int64_t v;
     if (value.trim().getAsInteger(10, v))
       return false;
@@ -86,6 +118,17 @@ inline ProgramOutput forwardProgramOutput(llvm::StringRef path,
   }
   llvm::outs().flush();
   return result;
+}
+
+/// `remat-run: step_seconds=<median> windows=<n>` when a window closed.
+inline void printStepSeconds(const RuntimeReport &report) {
+  std::optional<double> seconds = report.stepSeconds();
+  if (!seconds)
+    return;
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.6g", *seconds);
+  llvm::outs() << "remat-run: step_seconds=" << text
+               << " windows=" << report.windowTimesNs.size() << "\n";
 }
 
 } // namespace remat_run

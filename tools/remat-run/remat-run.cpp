@@ -85,6 +85,15 @@ cl::opt<remat::DeallocMode> dealloc("dealloc",
                                     cl::init(remat::DeallocMode::Early),
                                     cl::values(REMAT_DEALLOC_MODE_VALUES),
                                     cl::cat(category));
+cl::opt<remat::KernelMode> kernels("kernels",
+                                   cl::desc("Who runs the contractions"),
+                                   cl::init(remat::KernelMode::Library),
+                                   cl::values(REMAT_KERNEL_MODE_VALUES),
+                                   cl::cat(category));
+cl::opt<unsigned> optLevel("opt-level",
+                           cl::desc("LLVM optimisation level of the compiled "
+                                    "step (0-3)"),
+                           cl::init(3), cl::cat(category));
 cl::opt<bool> printIR("print-ir",
                       cl::desc("Print the rematerialised module (tensors, "
                                "with the generated main) before running it"),
@@ -149,6 +158,9 @@ int main(int argc, char **argv) {
     return fail(llvm::toString(std::move(err)));
   if (std::string error = remat_run::checkGpuOptions(); !error.empty())
     return fail(error);
+  if (optLevel > 3)
+    return fail("--opt-level must be in [0, 3], got " +
+                std::to_string(optLevel.getValue()));
 
   DialectRegistry registry;
   remat::registerRematDialects(registry);
@@ -174,6 +186,9 @@ int main(int argc, char **argv) {
   options.FIELD = FIELD;
 #include "remat/Transforms/PipelineOptions.def"
   options.dealloc = dealloc;
+  options.kernels = kernels;
+  options.target = remat_run::targetIsGpu() ? remat::LibraryTarget::Gpu
+                                            : remat::LibraryTarget::Cpu;
 
   // 1. The rematerialised step, still on tensors.
   {
@@ -215,6 +230,7 @@ int main(int argc, char **argv) {
     PassManager pm(&context);
     remat::RematInstrumentStepCallsPassOptions instrumentOptions;
     instrumentOptions.entry = step.getSymName().str();
+    instrumentOptions.repeat = repeat;
     pm.addPass(remat::createRematInstrumentStepCallsPass(instrumentOptions));
     if (failed(pm.run(*module)))
       return fail("cannot measure the calls of '" + step.getSymName() +
@@ -227,6 +243,7 @@ int main(int argc, char **argv) {
     PassManager pm(&context);
     remat::RematGenerateMainPassOptions mainOptions;
     mainOptions.entry = step.getSymName().str();
+    mainOptions.repeat = repeat;
     pm.addPass(remat::createRematGenerateMainPass(mainOptions));
     if (failed(pm.run(*module)))
       return fail("cannot generate a main for '" + step.getSymName() + "'");
@@ -238,7 +255,8 @@ int main(int argc, char **argv) {
   }
   if (remat_run::targetIsGpu())
     return remat_run::runOnGpu(*module, predicted, fixed,
-                               dealloc == remat::DeallocMode::Early, keepTemps);
+                               dealloc == remat::DeallocMode::Early, kernels,
+                               keepTemps);
 
   // 3. Lower to the LLVM dialect.
   {
@@ -292,8 +310,10 @@ int main(int argc, char **argv) {
     if (!utils.empty() && llvm::sys::fs::exists(utils))
       sharedLibs += "," + utils.str();
 
+  std::string opt = "-O" + std::to_string(optLevel.getValue());
   llvm::SmallVector<llvm::StringRef> args = {
-      runner, irPath, "-e", "main", "-entry-point-result=void", sharedLibs};
+      runner, irPath, "-e", "main", "-entry-point-result=void", opt,
+      sharedLibs};
   // stdin from /dev/null, stdout to a file, stderr inherited (the runtime's
   // errors and crashes reach the user directly).
   std::optional<llvm::StringRef> redirects[] = {
@@ -329,6 +349,7 @@ int main(int argc, char **argv) {
 
   llvm::outs() << "remat-run: fixed_bytes=" << orNone(fixed)
                << " total_peak_bytes=" << *report.totalPeak << "\n";
+  remat_run::printStepSeconds(report);
   llvm::outs() << "remat-run: measured_peak_bytes=" << *report.stepPeak
                << " predicted_peak_bytes=" << orNone(predicted) << "\n";
   llvm::outs().flush();

@@ -40,6 +40,12 @@ def Remat_Dialect : Dialect {
     static constexpr llvm::StringLiteral kCostAttr = "remat.cost";
     static constexpr llvm::StringLiteral kRecomputeAttr = "remat.recompute";
     static constexpr llvm::StringLiteral kStepAttr = "remat.step";
+    /// remat-plan-library-calls: the library operation that runs the op
+    /// and the workspace it needs (LibraryCalls.h).
+    static constexpr llvm::StringLiteral kLibraryCallAttr =
+        "remat.library_call";
+    static constexpr llvm::StringLiteral kWorkspaceAttr =
+        "remat.workspace_bytes";
   }];
 }
 

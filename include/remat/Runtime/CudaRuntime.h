@@ -119,6 +119,30 @@ REMAT_RT_EXPORT void remat_rt_set_prediction(int64_t predictedPeakBytes,
 /// synchronized at both ends), or -1 if none closed.
 REMAT_RT_EXPORT int64_t remat_rt_step_time_ns(void);
 
+/// The descriptor of a `memref<?xi8>` (the C interface of functions that
+/// return one).
+struct RematI8MemRef {
+  char *allocated;
+  char *aligned;
+  int64_t offset;
+  int64_t size;
+  int64_t stride;
+};
+
+/// A constant tensor (a host global of `bytes` bytes at `hostAddress`) on
+/// the device: copied at its first use, kept for the program, counted
+/// apart from the step (`remat-cuda: constant_bytes=` at exit). Called by
+/// remat-host-buffers-to-gpu's code for every `memref.get_global` a kernel
+/// reads.
+REMAT_RT_EXPORT void _mlir_ciface_remat_rt_device_constant(
+    RematI8MemRef *result, int64_t hostAddress, int64_t bytes);
+/// Device bytes held by constants.
+REMAT_RT_EXPORT int64_t remat_rt_constant_bytes(void);
+
 } // extern "C"
+
+/// The program's one stream, on which every kernel, copy, allocation and
+/// library call is queued (CudaRuntime.cpp).
+CUstream_st *rematProgramStream();
 
 #endif // REMAT_RUNTIME_CUDARUNTIME_H

@@ -15,6 +15,7 @@
 
 #include "mlir/Pass/PassOptions.h"
 #include "remat/Solvers/Solver.h"
+#include "remat/Transforms/Passes.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -47,6 +48,10 @@ struct RematGpuPipelineOptions
   Option<TYPE> FIELD{*this, FLAG, llvm::cl::desc(DESCRIPTION),                 \
                      llvm::cl::init(DEFAULT)};
 #include "remat/Transforms/PipelineOptions.def"
+  Option<KernelMode> kernels{*this, "kernels",
+                             llvm::cl::desc("Who runs the contractions"),
+                             llvm::cl::init(KernelMode::Library),
+                             llvm::cl::values(REMAT_KERNEL_MODE_VALUES)};
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("Target GPU (NVVM chip)"),
                            llvm::cl::init("sm_90")};

@@ -8,6 +8,7 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassOptions.h"
+#include "remat/Runtime/GpuLibrary.h"
 #include "remat/Solvers/Solver.h"
 
 namespace mlir {
@@ -41,6 +42,21 @@ enum class DeallocMode { Early, Upstream, UpstreamLiveness };
                  "upstream buffer-deallocation-pipeline, then "                \
                  "optimize-allocation-liveness")
 
+/// Who runs the contractions (matrix products, convolutions) of the
+/// lowered step.
+enum class KernelMode { Library, Loops };
+
+/// The values of the `kernels` option (RematPipelineOptions, remat-run).
+#define REMAT_KERNEL_MODE_VALUES                                               \
+  clEnumValN(::remat::KernelMode::Library, "library",                          \
+             "vendor libraries where they apply (oneDNN on the CPU, cuBLAS "   \
+             "and cuDNN on the GPU; default)"),                                \
+      clEnumValN(::remat::KernelMode::Loops, "loops",                          \
+                 "compiled loop nests only")
+
+/// The library the contractions are planned for (remat-plan-library-calls).
+enum class LibraryTarget { None, Cpu, Gpu };
+
 /// The options of the remat pipelines (PipelineOptions.def).
 struct RematPipelineOptions
     : public mlir::PassPipelineOptions<RematPipelineOptions> {
@@ -52,6 +68,20 @@ struct RematPipelineOptions
                               llvm::cl::desc("Where buffers are freed"),
                               llvm::cl::init(DeallocMode::Early),
                               llvm::cl::values(REMAT_DEALLOC_MODE_VALUES)};
+  Option<KernelMode> kernels{*this, "kernels",
+                             llvm::cl::desc("Who runs the contractions"),
+                             llvm::cl::init(KernelMode::Library),
+                             llvm::cl::values(REMAT_KERNEL_MODE_VALUES)};
+  Option<LibraryTarget> target{
+      *this, "target",
+      llvm::cl::desc("The library whose calls remat-pipeline plans (their "
+                     "workspace is part of the plan); the lowering pipelines "
+                     "set it to their own"),
+      llvm::cl::init(LibraryTarget::None),
+      llvm::cl::values(
+          clEnumValN(LibraryTarget::None, "none", "no library calls"),
+          clEnumValN(LibraryTarget::Cpu, "cpu", "oneDNN"),
+          clEnumValN(LibraryTarget::Gpu, "gpu", "cuBLAS and cuDNN"))};
 
   /// The options the pipelines hand to remat-apply (and, the same ones, to
   /// remat-check-options).

@@ -268,6 +268,87 @@ def RematEarlyFreePass : InterfacePass<"remat-early-free", "mlir::FunctionOpInte
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def RematPlanLibraryCallsPass
+    : InterfacePass<"remat-plan-library-calls", "mlir::FunctionOpInterface"> {
+  let summary = "Choose the contractions that vendor libraries run and plan "
+                "their workspace";
+  let description = [{
+    Runs on tensors, before `remat-apply`, so that the plan counts the memory
+    the libraries need. Every linalg op that is a contraction by its indexing
+    maps and body (ContractionMatch.h: matrix products, batched or not, and
+    convolutions forward, backward-data and backward-weights, with strides,
+    dilation and groups, whether written as named ops or as
+    `linalg.generic`) and that the `target`'s library can run gets
+
+      `remat.library_call = "<gemm|conv_fwd|conv_bwd_data|conv_bwd_weights>"`
+      `remat.workspace_bytes = <N>`
+
+    N is what the library needs as scratch memory at this op: on the CPU
+    oneDNN's own answer (its scratchpad and the working copies of the
+    operands in the layouts of its fast kernels: CpuLibrary.h); on the GPU the
+    policy of GpuLibrary.h, min(`gpu-workspace-limit`, largest operand).
+    The training graph counts it as the node's workspace (held only while
+    the op runs), and `remat-lower-library-calls` allocates exactly that.
+    An output zeroed by a `linalg.fill` right before is overwritten rather
+    than accumulated into. Ops the library cannot run stay loop nests; with
+    `-debug-only=remat-plan-library-calls` each says why.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "Library of the calls: cpu (oneDNN) or gpu (cuBLAS, cuDNN)">,
+    Option<"gpuWorkspaceLimit", "gpu-workspace-limit", "int64_t",
+           /*default=*/"::remat::lib::kDefaultGpuWorkspaceLimit",
+           "Most bytes of workspace a GPU library call gets">,
+  ];
+}
+
+def RematLowerLibraryCallsPass
+    : Pass<"remat-lower-library-calls", "mlir::ModuleOp"> {
+  let summary = "Replace the planned contractions by calls of the runtime's "
+                "library function";
+  let description = [{
+    Runs on buffers, after `remat-early-free`. Every linalg op carrying
+    `remat.library_call` (remat-plan-library-calls) is matched again on its
+    buffers, described (LibraryCalls.h: sizes and strides, the descriptor a
+    constant global) and replaced in place by
+
+      %ws = memref.alloc() : memref<Nxi8>          // remat.workspace_bytes
+      func.call @remat_lib_contraction(desc, in0, in1, out, ws, N)
+      memref.dealloc %ws
+
+    with the operands' element pointers, so that the workspace is allocated
+    and freed around the call as the simulator counts it. A `linalg.fill`
+    of zero that only initialises the output is removed and the call
+    overwrites instead of accumulating. When the buffers' layouts no longer
+    allow the call (a view with strides the library cannot take) or need more
+    workspace than planned, the op stays a loop nest, still between the
+    planned allocation and free, so that the measured peak is the predicted
+    one; `-debug-only=remat-lower-library-calls` says so.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "Library of the calls: cpu (oneDNN) or gpu (cuBLAS, cuDNN)">,
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def RematCopiesToLinalgPass
+    : InterfacePass<"remat-copies-to-linalg", "mlir::FunctionOpInterface"> {
+  let summary = "Turn copies between strided buffers into linalg.copy";
+  let description = [{
+    Runs on buffers. A `memref.copy` whose source or target is not a
+    contiguous identity-layout buffer (the padding of a convolution's input:
+    bufferized `tensor.insert_slice` into a larger buffer) becomes a
+    `linalg.copy`, which both lowerings compile to loops (a kernel on the
+    GPU, a vectorisable loop nest on the CPU) instead of the runtime's
+    element-by-element `memrefCopy` or a rejected `gpu.memcpy`. Contiguous
+    copies stay `memref.copy` (a `memcpy`).
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def RematCheckLowerablePass : Pass<"remat-check-lowerable", "mlir::ModuleOp"> {
   let summary = "Reject ops that the lowering pipelines cannot lower";
   let description = [{
@@ -292,11 +373,17 @@ def RematGenerateMainPass : Pass<"remat-generate-main", "mlir::ModuleOp"> {
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
            "Name of the function to call">,
+    Option<"repeat", "repeat", "unsigned", /*default=*/"0",
+           "After the call whose results are printed, call the entry this "
+           "many more times, each in its own window, freeing its results "
+           "(for timing: remat-run --repeat)">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect",
-                           "mlir::arith::ArithDialect"];
+                           "mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::bufferization::BufferizationDialect"];
 }
 
 //===----------------------------------------------------------------------===//
@@ -322,10 +409,17 @@ def RematInstrumentStepCallsPass
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
            "Name of the training step whose calls are measured">,
+    Option<"repeat", "repeat", "unsigned", /*default=*/"0",
+           "After every measured call, call the step this many more times "
+           "on the same arguments, each in its own window, freeing its "
+           "results (for timing: remat-run --repeat)">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::linalg::LinalgDialect",
-                           "mlir::tensor::TensorDialect"];
+                           "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::bufferization::BufferizationDialect"];
 }
 
 def RematPrepareLinalgForGpuPass
@@ -404,13 +498,18 @@ def RematHostBuffersToGpuPass
     synchronization before every host op with side effects (calls) and
     before returning.
 
-    Errors: host code that would read or write buffer contents (e.g.
-    `memref.load`/`memref.store` left outside a kernel), stack buffers
-    (`memref.alloca`) and host globals (`memref.get_global`, from constant
-    tensors), which a kernel cannot access; a `memref.copy` with a
-    non-identity layout.
+    A constant tensor (`memref.get_global`) that a kernel reads becomes its
+    device copy: `remat_rt_device_constant(address, bytes)` copies it at its
+    first use and keeps it for the program (constant bytes, outside the
+    step's figures), viewed with the global's type. A global whose address
+    alone is read on the host (a library call's descriptor) stays.
+
+    Errors: stack buffers (`memref.alloca`); a `memref.copy` with a
+    non-identity layout (remat-copies-to-linalg makes those kernels first).
   }];
-  let dependentDialects = ["mlir::gpu::GPUDialect"];
+  let dependentDialects = ["mlir::gpu::GPUDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect"];
 }
 
 #endif // REMAT_TRANSFORMS_PASSES

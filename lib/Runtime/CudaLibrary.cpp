@@ -1,0 +1,463 @@
+//===- CudaLibrary.cpp - cuBLAS and cuDNN behind remat_lib_contraction ----===//
+//
+// The CUDA runtime's remat_lib_contraction (LibraryCalls.h): matrix products
+// on cuBLAS, convolutions on cuDNN's convolution API, on the program's one
+// stream (CudaRuntime.cpp), with the workspace the plan allocated
+// (GpuLibrary.h says how much) and nothing else:
+//
+// * cuBLAS gets the buffer through cublasSetWorkspace (after
+//   cublasSetStream, which resets it), so it never takes from its own pool
+//   during the step;
+// * cuDNN's algorithm is the fastest of its heuristic ranking
+//   (cudnnGet*Algorithm_v7) that is deterministic (results do not change from
+//   run to run, nor between plans that recompute) and fits the buffer.
+//
+// f32 runs in FMA math, not TF32 (REMAT_CUDA_ALLOW_TF32=1 allows it): the
+// results then agree with the CPU's to f32 rounding.
+//
+// Both libraries are loaded with dlopen at the first call, so a program
+// without library calls needs neither, and tests can put their own in place
+// (REMAT_CUBLAS_LIBRARY, REMAT_CUDNN_LIBRARY). Handles and cuDNN descriptors
+// are made once per program; a plan per distinct descriptor.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Runtime/CudaRuntime.h"
+#include "remat/Runtime/LibraryCalls.h"
+
+#include "RuntimeCore.h"
+
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cudnn.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+using namespace remat::rt;
+using remat::lib::ContractionDesc;
+using remat::lib::ElementType;
+using remat::lib::OpKind;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// The libraries, loaded on first use.
+//===----------------------------------------------------------------------===//
+
+void *openLibrary(const char *envVar, std::initializer_list<const char *> names,
+                  const char *what) {
+  std::vector<std::string> tried;
+  if (const char *env = std::getenv(envVar); env && *env) {
+    if (void *h = dlopen(env, RTLD_NOW | RTLD_GLOBAL))
+      return h;
+    fatal(std::string("cannot load ") + what + " from " + envVar + "=" + env +
+          ": " + dlerror());
+  }
+  for (const char *name : names) {
+    if (void *h = dlopen(name, RTLD_NOW | RTLD_GLOBAL))
+      return h;
+    tried.push_back(name);
+  }
+  std::string list;
+  for (const std::string &t : tried)
+    list += (list.empty() ? "" : ", ") + t;
+  fatal(std::string("cannot load ") + what + " (tried " + list +
+        "; put its directory on LD_LIBRARY_PATH or set " + envVar + ")");
+}
+
+template <typename Fn> Fn symbol(void *lib, const char *name) {
+  void *p = dlsym(lib, name);
+  if (!p)
+    fatal(std::string("missing symbol ") + name + ": " + dlerror());
+  return reinterpret_cast<Fn>(p);
+}
+
+struct Cublas {
+  decltype(&cublasCreate_v2) create;
+  decltype(&cublasSetStream_v2) setStream;
+  decltype(&cublasSetWorkspace_v2) setWorkspace;
+  decltype(&cublasSgemmStridedBatched) sgemm;
+  decltype(&cublasDgemmStridedBatched) dgemm;
+  cublasHandle_t handle = nullptr;
+
+  static Cublas &get() {
+    static Cublas *c = [] {
+      void *lib = openLibrary(
+          "REMAT_CUBLAS_LIBRARY",
+          {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
+           REMAT_CUDA_LIBRARY_DIR "/libcublas.so"},
+          "cuBLAS");
+      auto *c = new Cublas();
+      c->create = symbol<decltype(c->create)>(lib, "cublasCreate_v2");
+      c->setStream = symbol<decltype(c->setStream)>(lib, "cublasSetStream_v2");
+      c->setWorkspace =
+          symbol<decltype(c->setWorkspace)>(lib, "cublasSetWorkspace_v2");
+      c->sgemm = symbol<decltype(c->sgemm)>(lib, "cublasSgemmStridedBatched");
+      c->dgemm = symbol<decltype(c->dgemm)>(lib, "cublasDgemmStridedBatched");
+      if (cublasStatus_t s = c->create(&c->handle); s != CUBLAS_STATUS_SUCCESS)
+        fatal("cublasCreate failed with status " + std::to_string(int(s)));
+      return c;
+    }();
+    return *c;
+  }
+};
+
+#define CUDNN_FUNCTIONS(X)                                                     \
+  X(cudnnCreate)                                                               \
+  X(cudnnSetStream)                                                            \
+  X(cudnnGetErrorString)                                                       \
+  X(cudnnCreateTensorDescriptor)                                               \
+  X(cudnnSetTensorNdDescriptor)                                                \
+  X(cudnnCreateFilterDescriptor)                                               \
+  X(cudnnSetFilterNdDescriptor)                                                \
+  X(cudnnCreateConvolutionDescriptor)                                          \
+  X(cudnnSetConvolutionNdDescriptor)                                           \
+  X(cudnnSetConvolutionGroupCount)                                             \
+  X(cudnnSetConvolutionMathType)                                               \
+  X(cudnnGetConvolutionForwardAlgorithm_v7)                                    \
+  X(cudnnGetConvolutionBackwardDataAlgorithm_v7)                               \
+  X(cudnnGetConvolutionBackwardFilterAlgorithm_v7)                             \
+  X(cudnnConvolutionForward)                                                   \
+  X(cudnnConvolutionBackwardData)                                              \
+  X(cudnnConvolutionBackwardFilter)
+
+struct Cudnn {
+#define DECLARE(name) decltype(&::name) name;
+  CUDNN_FUNCTIONS(DECLARE)
+#undef DECLARE
+  cudnnHandle_t handle = nullptr;
+
+  static Cudnn &get() {
+    static Cudnn *c = [] {
+      void *lib = openLibrary("REMAT_CUDNN_LIBRARY",
+                              {"libcudnn.so.9", "libcudnn.so",
+                               REMAT_CUDA_LIBRARY_DIR "/libcudnn.so.9"},
+                              "cuDNN");
+      auto *c = new Cudnn();
+#define LOAD(name) c->name = symbol<decltype(c->name)>(lib, #name);
+      CUDNN_FUNCTIONS(LOAD)
+#undef LOAD
+      if (cudnnStatus_t s = c->cudnnCreate(&c->handle);
+          s != CUDNN_STATUS_SUCCESS)
+        fatal(std::string("cudnnCreate failed: ") +
+              c->cudnnGetErrorString(s));
+      return c;
+    }();
+    return *c;
+  }
+
+  void check(cudnnStatus_t s, const char *call, const ContractionDesc &d) {
+    if (s != CUDNN_STATUS_SUCCESS)
+      fatal(std::string(call) + " failed for " + d.describe() + ": " +
+            cudnnGetErrorString(s));
+  }
+};
+
+bool allowTf32() {
+  const char *env = std::getenv("REMAT_CUDA_ALLOW_TF32");
+  return env && *env && std::strcmp(env, "0") != 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products.
+//===----------------------------------------------------------------------===//
+
+/// How cuBLAS (column-major) sees a rows x cols matrix with these strides:
+/// itself (N) or the transpose of what is stored (T), and the leading
+/// dimension of what is stored. False when neither stride is 1.
+bool columnMajorView(int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                     cublasOperation_t &op, int64_t &ld) {
+  if (rows == 1 || rs == 1) {
+    op = CUBLAS_OP_N;
+    ld = cols == 1 ? std::max<int64_t>(1, rows) : std::max(cs, rows);
+    return cols == 1 || cs >= rows;
+  }
+  if (cols == 1 || cs == 1) {
+    op = CUBLAS_OP_T;
+    ld = std::max(rs, cols);
+    return rs >= cols;
+  }
+  return false;
+}
+
+void runGemm(const ContractionDesc &d, void *a, void *b, void *c,
+             void *workspace, int64_t workspaceBytes) {
+  Cublas &blas = Cublas::get();
+  CUstream stream = rematProgramStream();
+  blas.setStream(blas.handle, reinterpret_cast<cudaStream_t>(stream));
+  // After setStream, which resets the workspace to the library's pool.
+  if (cublasStatus_t s = blas.setWorkspace(blas.handle, workspace,
+                                           static_cast<size_t>(workspaceBytes));
+      s != CUBLAS_STATUS_SUCCESS)
+    fatal("cublasSetWorkspace failed with status " + std::to_string(int(s)));
+  // Column-major C (m x n) = A B, or, for a row-major C, C^T = B^T A^T.
+  bool cColumnMajor = d.m == 1 || d.cStrides[1] == 1;
+  int64_t rows = cColumnMajor ? d.m : d.n, cols = cColumnMajor ? d.n : d.m;
+  int64_t ldc = cColumnMajor ? (d.n == 1 ? std::max<int64_t>(1, d.m)
+                                         : std::max(d.cStrides[2], d.m))
+                             : (d.m == 1 ? std::max<int64_t>(1, d.n)
+                                         : std::max(d.cStrides[1], d.n));
+  // First and second factor as cuBLAS sees them.
+  void *x = cColumnMajor ? a : b, *y = cColumnMajor ? b : a;
+  cublasOperation_t opX, opY;
+  int64_t ldx, ldy, strideX, strideY;
+  bool ok;
+  if (cColumnMajor) {
+    ok = columnMajorView(d.m, d.k, d.aStrides[1], d.aStrides[2], opX, ldx) &&
+         columnMajorView(d.k, d.n, d.bStrides[1], d.bStrides[2], opY, ldy);
+    strideX = d.aStrides[0];
+    strideY = d.bStrides[0];
+  } else {
+    // B^T is n x k with strides (bn, bk); A^T is k x m with (ak, am).
+    ok = columnMajorView(d.n, d.k, d.bStrides[2], d.bStrides[1], opX, ldx) &&
+         columnMajorView(d.k, d.m, d.aStrides[2], d.aStrides[1], opY, ldy);
+    strideX = d.bStrides[0];
+    strideY = d.aStrides[0];
+  }
+  if (!ok)
+    fatal("remat_lib_contraction: " + d.describe() +
+          ": a matrix cuBLAS cannot take (no unit stride)");
+  int64_t strideC = d.cStrides[0];
+  int k = static_cast<int>(d.k);
+  cublasStatus_t s;
+  if (d.type == ElementType::F32) {
+    float alpha = 1.0f, beta = d.accumulate ? 1.0f : 0.0f;
+    s = blas.sgemm(blas.handle, opX, opY, int(rows), int(cols), k, &alpha,
+                   static_cast<const float *>(x), int(ldx), strideX,
+                   static_cast<const float *>(y), int(ldy), strideY, &beta,
+                   static_cast<float *>(c), int(ldc), strideC, int(d.batch));
+  } else {
+    double alpha = 1.0, beta = d.accumulate ? 1.0 : 0.0;
+    s = blas.dgemm(blas.handle, opX, opY, int(rows), int(cols), k, &alpha,
+                   static_cast<const double *>(x), int(ldx), strideX,
+                   static_cast<const double *>(y), int(ldy), strideY, &beta,
+                   static_cast<double *>(c), int(ldc), strideC, int(d.batch));
+  }
+  if (s != CUBLAS_STATUS_SUCCESS)
+    fatal("cuBLAS gemm failed for " + d.describe() + " with status " +
+          std::to_string(int(s)));
+}
+
+//===----------------------------------------------------------------------===//
+// Convolutions.
+//===----------------------------------------------------------------------===//
+
+struct ConvPlan {
+  cudnnTensorDescriptor_t src = nullptr, dst = nullptr;
+  cudnnFilterDescriptor_t filter = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  int algo = 0;
+  size_t algoBytes = 0;
+};
+
+/// An activation's descriptor: (N, C, spatial...), at least 4 dimensions
+/// (a 1-d convolution gets a unit height).
+void setActivation(Cudnn &dnn, cudnnTensorDescriptor_t t,
+                   cudnnDataType_t type, const ContractionDesc &d,
+                   int64_t channels, const int64_t *spatial,
+                   const int64_t *strides) {
+  std::vector<int> dims = {int(d.images), int(d.groups * channels)};
+  std::vector<int> str = {int(strides[0]), int(strides[1])};
+  if (d.spatialRank == 1) {
+    dims.push_back(1);
+    str.push_back(int(strides[2] * spatial[0]));
+  }
+  for (int64_t i = 0; i < d.spatialRank; ++i) {
+    dims.push_back(int(spatial[i]));
+    str.push_back(int(strides[2 + i]));
+  }
+  // Strides of unit dimensions mean nothing; cuDNN still wants them >= 1.
+  for (int &s : str)
+    s = std::max(s, 1);
+  dnn.check(dnn.cudnnSetTensorNdDescriptor(t, type, int(dims.size()),
+                                           dims.data(), str.data()),
+            "cudnnSetTensorNdDescriptor", d);
+}
+
+std::unique_ptr<ConvPlan> planConv(const ContractionDesc &d,
+                                   int64_t workspaceBytes) {
+  Cudnn &dnn = Cudnn::get();
+  auto plan = std::make_unique<ConvPlan>();
+  cudnnDataType_t type =
+      d.type == ElementType::F32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
+  dnn.check(dnn.cudnnCreateTensorDescriptor(&plan->src),
+            "cudnnCreateTensorDescriptor", d);
+  dnn.check(dnn.cudnnCreateTensorDescriptor(&plan->dst),
+            "cudnnCreateTensorDescriptor", d);
+  dnn.check(dnn.cudnnCreateFilterDescriptor(&plan->filter),
+            "cudnnCreateFilterDescriptor", d);
+  dnn.check(dnn.cudnnCreateConvolutionDescriptor(&plan->conv),
+            "cudnnCreateConvolutionDescriptor", d);
+  setActivation(dnn, plan->src, type, d, d.inChannels, d.srcSize,
+                d.srcStrides);
+  setActivation(dnn, plan->dst, type, d, d.outChannels, d.dstSize,
+                d.dstStrides);
+  std::vector<int> filter = {int(d.groups * d.outChannels), int(d.inChannels)};
+  std::vector<int> pad, stride, dilation;
+  if (d.spatialRank == 1) {
+    filter.push_back(1);
+    pad.push_back(0);
+    stride.push_back(1);
+    dilation.push_back(1);
+  }
+  for (int64_t i = 0; i < d.spatialRank; ++i) {
+    filter.push_back(int(d.kernelSize[i]));
+    if (d.padBegin[i] != d.padEnd[i])
+      fatal("remat_lib_contraction: " + d.describe() +
+            ": cuDNN takes symmetric padding only");
+    pad.push_back(int(d.padBegin[i]));
+    stride.push_back(int(d.stride[i]));
+    dilation.push_back(int(d.dilation[i]));
+  }
+  dnn.check(dnn.cudnnSetFilterNdDescriptor(plan->filter, type,
+                                           CUDNN_TENSOR_NCHW,
+                                           int(filter.size()), filter.data()),
+            "cudnnSetFilterNdDescriptor", d);
+  dnn.check(dnn.cudnnSetConvolutionNdDescriptor(
+                plan->conv, int(pad.size()), pad.data(), stride.data(),
+                dilation.data(), CUDNN_CROSS_CORRELATION, type),
+            "cudnnSetConvolutionNdDescriptor", d);
+  dnn.check(dnn.cudnnSetConvolutionGroupCount(plan->conv, int(d.groups)),
+            "cudnnSetConvolutionGroupCount", d);
+  bool tf32 = allowTf32();
+  cudnnMathType_t math = tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+  dnn.check(dnn.cudnnSetConvolutionMathType(plan->conv, math),
+            "cudnnSetConvolutionMathType", d);
+
+  // The heuristics' ranking, best first: the first deterministic algorithm
+  // in the chosen math that fits the planned workspace.
+  auto pick = [&](auto &perfs, int returned) {
+    for (int i = 0; i < returned; ++i) {
+      const auto &p = perfs[i];
+      if (p.status != CUDNN_STATUS_SUCCESS ||
+          p.determinism != CUDNN_DETERMINISTIC ||
+          p.memory > static_cast<size_t>(workspaceBytes))
+        continue;
+      if (d.type == ElementType::F32 && !tf32 && p.mathType != CUDNN_FMA_MATH &&
+          p.mathType != CUDNN_DEFAULT_MATH)
+        continue;
+      plan->algo = static_cast<int>(p.algo);
+      plan->algoBytes = p.memory;
+      dnn.check(dnn.cudnnSetConvolutionMathType(plan->conv, p.mathType),
+                "cudnnSetConvolutionMathType", d);
+      return true;
+    }
+    return false;
+  };
+  bool found = false;
+  int returned = 0;
+  switch (d.kind) {
+  case OpKind::ConvForward: {
+    cudnnConvolutionFwdAlgoPerf_t perfs[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    dnn.check(dnn.cudnnGetConvolutionForwardAlgorithm_v7(
+                  dnn.handle, plan->src, plan->filter, plan->conv, plan->dst,
+                  CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perfs),
+              "cudnnGetConvolutionForwardAlgorithm_v7", d);
+    found = pick(perfs, returned);
+    break;
+  }
+  case OpKind::ConvBackwardData: {
+    cudnnConvolutionBwdDataAlgoPerf_t
+        perfs[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    dnn.check(dnn.cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                  dnn.handle, plan->filter, plan->dst, plan->conv, plan->src,
+                  CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perfs),
+              "cudnnGetConvolutionBackwardDataAlgorithm_v7", d);
+    found = pick(perfs, returned);
+    break;
+  }
+  case OpKind::ConvBackwardWeights: {
+    cudnnConvolutionBwdFilterAlgoPerf_t
+        perfs[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    dnn.check(dnn.cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                  dnn.handle, plan->src, plan->dst, plan->conv, plan->filter,
+                  CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, perfs),
+              "cudnnGetConvolutionBackwardFilterAlgorithm_v7", d);
+    found = pick(perfs, returned);
+    break;
+  }
+  case OpKind::Gemm:
+    break;
+  }
+  if (!found)
+    fatal("remat_lib_contraction: " + d.describe() +
+          ": no deterministic cuDNN algorithm fits the planned workspace of " +
+          std::to_string(workspaceBytes) +
+          " bytes (raise gpu-workspace-limit)");
+  return plan;
+}
+
+void runConv(const ContractionDesc &d, const ConvPlan &plan, void *in0,
+             void *in1, void *out, void *workspace) {
+  Cudnn &dnn = Cudnn::get();
+  dnn.check(dnn.cudnnSetStream(dnn.handle, reinterpret_cast<cudaStream_t>(
+                                               rematProgramStream())),
+            "cudnnSetStream", d);
+  float alphaF = 1.0f, betaF = d.accumulate ? 1.0f : 0.0f;
+  double alphaD = 1.0, betaD = d.accumulate ? 1.0 : 0.0;
+  const void *alpha = d.type == ElementType::F32 ? static_cast<void *>(&alphaF)
+                                                 : static_cast<void *>(&alphaD);
+  const void *beta = d.type == ElementType::F32 ? static_cast<void *>(&betaF)
+                                                : static_cast<void *>(&betaD);
+  switch (d.kind) {
+  case OpKind::ConvForward:
+    dnn.check(dnn.cudnnConvolutionForward(
+                  dnn.handle, alpha, plan.src, in0, plan.filter, in1,
+                  plan.conv, cudnnConvolutionFwdAlgo_t(plan.algo), workspace,
+                  plan.algoBytes, beta, plan.dst, out),
+              "cudnnConvolutionForward", d);
+    break;
+  case OpKind::ConvBackwardData:
+    dnn.check(dnn.cudnnConvolutionBackwardData(
+                  dnn.handle, alpha, plan.filter, in1, plan.dst, in0,
+                  plan.conv, cudnnConvolutionBwdDataAlgo_t(plan.algo),
+                  workspace, plan.algoBytes, beta, plan.src, out),
+              "cudnnConvolutionBackwardData", d);
+    break;
+  case OpKind::ConvBackwardWeights:
+    dnn.check(dnn.cudnnConvolutionBackwardFilter(
+                  dnn.handle, alpha, plan.src, in0, plan.dst, in1, plan.conv,
+                  cudnnConvolutionBwdFilterAlgo_t(plan.algo), workspace,
+                  plan.algoBytes, beta, plan.filter, out),
+              "cudnnConvolutionBackwardFilter", d);
+    break;
+  case OpKind::Gemm:
+    break;
+  }
+}
+
+/// Convolution plans by descriptor and workspace, made once per program.
+std::mutex planMutex;
+std::map<std::vector<int64_t>, std::unique_ptr<ConvPlan>> convPlans;
+
+const ConvPlan &convPlan(const ContractionDesc &d, int64_t workspaceBytes) {
+  std::vector<int64_t> key = d.encode();
+  key.push_back(workspaceBytes);
+  std::lock_guard<std::mutex> lock(planMutex);
+  std::unique_ptr<ConvPlan> &plan = convPlans[key];
+  if (!plan)
+    plan = planConv(d, workspaceBytes);
+  return *plan;
+}
+
+} // namespace
+
+extern "C" void remat_lib_contraction(const int64_t *encoded, void *in0,
+                                      void *in1, void *out, void *workspace,
+                                      int64_t workspaceBytes) {
+  ContractionDesc desc;
+  std::string error;
+  if (!ContractionDesc::decode(encoded, desc, error))
+    fatal("remat_lib_contraction: " + error);
+  if (desc.kind == OpKind::Gemm)
+    runGemm(desc, in0, in1, out, workspace, workspaceBytes);
+  else
+    runConv(desc, convPlan(desc, workspaceBytes), in0, in1, out, workspace);
+}

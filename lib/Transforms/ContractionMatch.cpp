@@ -1,0 +1,559 @@
+//===- ContractionMatch.cpp - Recognise contractions by their maps --------===//
+//
+// See include/remat/Transforms/ContractionMatch.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Transforms/ContractionMatch.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <functional>
+
+using namespace mlir;
+using remat::lib::ContractionDesc;
+using remat::lib::ElementType;
+using remat::lib::OpKind;
+
+namespace {
+
+/// `sum_d coef[d] * i_d + constant`.
+struct Linear {
+  SmallVector<int64_t> coef;
+  int64_t constant = 0;
+  unsigned numDims() const {
+    return llvm::count_if(coef, [](int64_t c) { return c != 0; });
+  }
+};
+
+std::optional<Linear> linearize(AffineExpr expr, unsigned numLoops) {
+  Linear l;
+  l.coef.assign(numLoops, 0);
+  std::function<bool(AffineExpr, int64_t)> add = [&](AffineExpr e,
+                                                      int64_t scale) {
+    if (auto dim = dyn_cast<AffineDimExpr>(e)) {
+      l.coef[dim.getPosition()] += scale;
+      return true;
+    }
+    if (auto cst = dyn_cast<AffineConstantExpr>(e)) {
+      l.constant += scale * cst.getValue();
+      return true;
+    }
+    auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+    if (!bin)
+      return false;
+    if (e.getKind() == AffineExprKind::Add)
+      return add(bin.getLHS(), scale) && add(bin.getRHS(), scale);
+    if (e.getKind() == AffineExprKind::Mul) {
+      if (auto c = dyn_cast<AffineConstantExpr>(bin.getRHS()))
+        return add(bin.getLHS(), scale * c.getValue());
+      if (auto c = dyn_cast<AffineConstantExpr>(bin.getLHS()))
+        return add(bin.getRHS(), scale * c.getValue());
+    }
+    return false; // mod, floordiv, ceildiv, symbols
+  };
+  if (!add(expr, 1))
+    return std::nullopt;
+  return l;
+}
+
+/// Element strides of a statically strided buffer, or row-major strides of a
+/// statically shaped tensor.
+std::optional<SmallVector<int64_t>> elementStrides(Type type) {
+  if (auto memref = dyn_cast<MemRefType>(type)) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(memref.getStridesAndOffset(strides, offset)) ||
+        llvm::any_of(strides, ShapedType::isDynamic))
+      return std::nullopt;
+    return strides;
+  }
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return std::nullopt;
+  SmallVector<int64_t> strides(tensor.getRank(), 1);
+  for (int64_t i = tensor.getRank() - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * tensor.getDimSize(i + 1);
+  return strides;
+}
+
+/// One operand's accesses: its map as linear forms per result, and the
+/// address coefficient of every loop (element units).
+struct Access {
+  OpOperand *operand = nullptr;
+  SmallVector<Linear> results;
+  SmallVector<int64_t> strides;
+  SmallVector<int64_t> address;
+  int64_t offset = 0;
+
+  bool uses(unsigned loop) const {
+    return llvm::any_of(results,
+                        [&](const Linear &l) { return l.coef[loop] != 0; });
+  }
+};
+
+std::optional<Access> analyzeAccess(linalg::LinalgOp op, OpOperand *operand,
+                                    std::string &whyNot) {
+  Access a;
+  a.operand = operand;
+  unsigned numLoops = op.getNumLoops();
+  std::optional<SmallVector<int64_t>> strides =
+      elementStrides(operand->get().getType());
+  if (!strides) {
+    whyNot = "an operand without static strides";
+    return std::nullopt;
+  }
+  a.strides = *strides;
+  a.address.assign(numLoops, 0);
+  AffineMap map = op.getMatchingIndexingMap(operand);
+  for (auto [t, expr] : llvm::enumerate(map.getResults())) {
+    std::optional<Linear> l = linearize(expr, numLoops);
+    if (!l) {
+      whyNot = "an indexing map that is not linear";
+      return std::nullopt;
+    }
+    for (unsigned d = 0; d < numLoops; ++d)
+      a.address[d] += a.strides[t] * l->coef[d];
+    a.offset += a.strides[t] * l->constant;
+    a.results.push_back(std::move(*l));
+  }
+  return a;
+}
+
+/// The two factors of `out = out + a * b`: input positions, or nullopt.
+std::optional<std::pair<unsigned, unsigned>>
+matchMultiplyAccumulate(linalg::LinalgOp op, ElementType &type,
+                        std::string &whyNot) {
+  whyNot = "its body is not out + a * b";
+  if (op.getNumDpsInits() != 1 || op.getNumDpsInputs() < 2)
+    return std::nullopt;
+  Block *body = op.getBlock();
+  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+  if (!yield || yield.getNumOperands() != 1)
+    return std::nullopt;
+  unsigned numInputs = op.getNumDpsInputs();
+  BlockArgument out = body->getArgument(numInputs);
+  Operation *def = yield.getOperand(0).getDefiningOp();
+  Value a, b;
+  size_t expectedOps = 0;
+  if (auto fma = dyn_cast_or_null<math::FmaOp>(def)) {
+    if (fma.getC() != out)
+      return std::nullopt;
+    a = fma.getA();
+    b = fma.getB();
+    expectedOps = 2;
+  } else if (auto add = dyn_cast_or_null<arith::AddFOp>(def)) {
+    Value other = add.getLhs() == out   ? add.getRhs()
+                  : add.getRhs() == out ? add.getLhs()
+                                        : Value();
+    auto mul = other ? other.getDefiningOp<arith::MulFOp>() : nullptr;
+    if (!mul)
+      return std::nullopt;
+    a = mul.getLhs();
+    b = mul.getRhs();
+    expectedOps = 3;
+  } else {
+    return std::nullopt;
+  }
+  if (body->getOperations().size() != expectedOps) {
+    whyNot = "its body computes more than out + a * b";
+    return std::nullopt;
+  }
+  auto argA = dyn_cast<BlockArgument>(a), argB = dyn_cast<BlockArgument>(b);
+  if (!argA || !argB || argA.getOwner() != body || argB.getOwner() != body ||
+      argA.getArgNumber() >= numInputs || argB.getArgNumber() >= numInputs ||
+      argA == argB)
+    return std::nullopt;
+  Type element = out.getType();
+  if (argA.getType() != element || argB.getType() != element) {
+    whyNot = "its factors and result have different types";
+    return std::nullopt;
+  }
+  if (element.isF32()) {
+    type = ElementType::F32;
+  } else if (element.isF64()) {
+    type = ElementType::F64;
+  } else {
+    whyNot = "its element type is neither f32 nor f64";
+    return std::nullopt;
+  }
+  return std::make_pair(argA.getArgNumber(), argB.getArgNumber());
+}
+
+/// Loops of one role (the batch of a matrix product, the input channels of
+/// a convolution...), outermost first, merged into one library dimension:
+/// every operand that indexes them must see strides that nest.
+struct LoopClass {
+  SmallVector<unsigned> loops;
+  int64_t size = 1;
+};
+
+/// Orders `loops` outermost first by their address coefficient in the first
+/// of `accesses` that uses them, dropping loops of range 1 (they move no
+/// address), and checks that they nest in every access; false otherwise.
+bool formClass(SmallVector<unsigned> loops, ArrayRef<int64_t> ranges,
+               ArrayRef<const Access *> accesses, LoopClass &cls) {
+  llvm::erase_if(loops, [&](unsigned l) { return ranges[l] == 1; });
+  if (loops.empty())
+    return true;
+  const Access *ref = accesses.front();
+  llvm::sort(loops, [&](unsigned x, unsigned y) {
+    return std::abs(ref->address[x]) > std::abs(ref->address[y]);
+  });
+  for (const Access *a : accesses)
+    for (size_t i = 0; i + 1 < loops.size(); ++i)
+      if (a->address[loops[i]] !=
+          ranges[loops[i + 1]] * a->address[loops[i + 1]])
+        return false;
+  cls.loops = std::move(loops);
+  cls.size = 1;
+  for (unsigned l : cls.loops)
+    cls.size *= ranges[l];
+  return true;
+}
+
+/// The address coefficient of the merged class in `a` (its innermost loop's).
+int64_t classStride(const LoopClass &cls, const Access &a) {
+  return cls.loops.empty() ? 0 : a.address[cls.loops.back()];
+}
+
+/// The expected address coefficients of an operand: each class's loops
+/// with `stride` for the merged dimension.
+struct Expectation {
+  SmallVector<int64_t> coef;
+  ArrayRef<int64_t> ranges;
+  void add(const LoopClass &cls, int64_t stride) {
+    int64_t s = stride;
+    for (unsigned l : llvm::reverse(cls.loops)) {
+      coef[l] += s;
+      s *= ranges[l];
+    }
+  }
+  void addLoop(unsigned loop, int64_t stride) { coef[loop] += stride; }
+  /// True when every loop of range > 1 moves `a` as expected.
+  bool matches(const Access &a) const {
+    for (size_t l = 0; l < coef.size(); ++l)
+      if (ranges[l] > 1 && coef[l] != a.address[l])
+        return false;
+    return true;
+  }
+};
+
+/// One spatial window of the image: index `cp * p + cr * r + constant` of
+/// its dimension `dim`.
+struct Window {
+  unsigned dim, p, r;
+  int64_t cp, cr;
+};
+
+} // namespace
+
+std::optional<remat::MatchedContraction>
+remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
+  ElementType type;
+  auto factors = matchMultiplyAccumulate(op, type, whyNot);
+  if (!factors)
+    return std::nullopt;
+  unsigned numLoops = op.getNumLoops();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic)) {
+    whyNot = "dynamic loop ranges";
+    return std::nullopt;
+  }
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  auto parallel = [&](unsigned l) {
+    return iterators[l] == utils::IteratorType::parallel;
+  };
+
+  std::optional<Access> first = analyzeAccess(
+      op, op.getDpsInputOperand(factors->first), whyNot);
+  std::optional<Access> second = analyzeAccess(
+      op, op.getDpsInputOperand(factors->second), whyNot);
+  std::optional<Access> out =
+      analyzeAccess(op, op.getDpsInitOperand(0), whyNot);
+  if (!first || !second || !out)
+    return std::nullopt;
+
+  // Windows: a dimension of one factor read at `cp * p + cr * r`, p a
+  // parallel loop of the output that the other factor does not index, r a
+  // reduction loop of the other factor that the output does not index.
+  auto windowsOf = [&](const Access &image, const Access &other) {
+    SmallVector<Window> windows;
+    for (auto [t, l] : llvm::enumerate(image.results)) {
+      if (l.numDims() != 2)
+        continue;
+      SmallVector<unsigned> loops;
+      for (unsigned d = 0; d < numLoops; ++d)
+        if (l.coef[d] != 0)
+          loops.push_back(d);
+      for (int swap = 0; swap < 2; ++swap) {
+        unsigned p = loops[swap], r = loops[1 - swap];
+        if (parallel(p) && !parallel(r) && out->uses(p) && !other.uses(p) &&
+            other.uses(r) && !out->uses(r) && l.coef[p] > 0 && l.coef[r] > 0)
+          windows.push_back({static_cast<unsigned>(t), p, r, l.coef[p],
+                             l.coef[r]});
+      }
+    }
+    return windows;
+  };
+  SmallVector<Window> firstWindows = windowsOf(*first, *second);
+  SmallVector<Window> secondWindows = windowsOf(*second, *first);
+  if (!firstWindows.empty() && !secondWindows.empty()) {
+    whyNot = "both factors are read through windows";
+    return std::nullopt;
+  }
+  bool isConv = !firstWindows.empty() || !secondWindows.empty();
+  const Access &x = secondWindows.empty() ? *first : *second;
+  const Access &y = secondWindows.empty() ? *second : *first;
+  SmallVector<Window> windows =
+      secondWindows.empty() ? firstWindows : secondWindows;
+
+  // Every other loop by the operands it indexes.
+  llvm::SmallDenseSet<unsigned> windowLoops;
+  for (const Window &w : windows) {
+    windowLoops.insert(w.p);
+    windowLoops.insert(w.r);
+  }
+  SmallVector<unsigned> xo, xy, yo, all;
+  for (unsigned l = 0; l < numLoops; ++l) {
+    if (windowLoops.contains(l))
+      continue;
+    bool inX = x.uses(l), inY = y.uses(l), inO = out->uses(l);
+    bool ok = true;
+    if (inX && inY && inO)
+      all.push_back(l), ok = parallel(l);
+    else if (inX && inO && !inY)
+      xo.push_back(l), ok = parallel(l);
+    else if (inY && inO && !inX)
+      yo.push_back(l), ok = parallel(l);
+    else if (inX && inY && !inO)
+      xy.push_back(l), ok = !parallel(l);
+    else
+      ok = ranges[l] == 1;
+    if (!ok) {
+      whyNot = "a loop that is neither a batch, row, column nor reduction "
+               "loop of a contraction";
+      return std::nullopt;
+    }
+  }
+
+  MatchedContraction m;
+  ContractionDesc &d = m.desc;
+  d.type = type;
+  d.accumulate = true;
+  Expectation ex{SmallVector<int64_t>(numLoops, 0), ranges};
+  Expectation ey = ex, eo = ex;
+
+  if (!isConv) {
+    // C[b, m, n] += A[b, m, k] * B[b, k, n].
+    LoopClass b, mm, nn, kk;
+    if (!formClass(all, ranges, {&x, &y, out.operator->()}, b) ||
+        !formClass(xo, ranges, {&x, out.operator->()}, mm) ||
+        !formClass(yo, ranges, {&y, out.operator->()}, nn) ||
+        !formClass(xy, ranges, {&x, &y}, kk)) {
+      whyNot = "loops of one role whose strides do not nest";
+      return std::nullopt;
+    }
+    d.kind = OpKind::Gemm;
+    d.batch = b.size;
+    d.m = mm.size;
+    d.n = nn.size;
+    d.k = kk.size;
+    int64_t as[3] = {classStride(b, x), classStride(mm, x), classStride(kk, x)};
+    int64_t bs[3] = {classStride(b, y), classStride(kk, y), classStride(nn, y)};
+    int64_t cs[3] = {classStride(b, *out), classStride(mm, *out),
+                     classStride(nn, *out)};
+    std::copy(as, as + 3, d.aStrides);
+    std::copy(bs, bs + 3, d.bStrides);
+    std::copy(cs, cs + 3, d.cStrides);
+    ex.add(b, as[0]), ex.add(mm, as[1]), ex.add(kk, as[2]);
+    ey.add(b, bs[0]), ey.add(kk, bs[1]), ey.add(nn, bs[2]);
+    eo.add(b, cs[0]), eo.add(mm, cs[1]), eo.add(nn, cs[2]);
+    m.in0 = x.operand;
+    m.in1 = y.operand;
+    m.out = out->operand;
+    m.in0Offset = x.offset;
+    m.in1Offset = y.offset;
+    m.outOffset = out->offset;
+  } else {
+    if (windows.size() > static_cast<size_t>(lib::kMaxSpatial)) {
+      whyNot = "more than 3 spatial dimensions";
+      return std::nullopt;
+    }
+    // The kernel is read flipped (K - 1 - r) along every window or none.
+    size_t flippedCount = llvm::count_if(
+        windows, [&](const Window &w) { return y.address[w.r] < 0; });
+    if (flippedCount != 0 && flippedCount != windows.size()) {
+      whyNot = "a kernel flipped along some spatial dimensions only";
+      return std::nullopt;
+    }
+    bool flipped = flippedCount != 0;
+    // The image's batch is its outermost non-spatial loop: among the
+    // output's loops for a forward correlation, among the reduced ones for
+    // a weight gradient.
+    auto outermost = [&](ArrayRef<unsigned> loops) {
+      int64_t best = -1;
+      for (unsigned l : loops)
+        if (ranges[l] > 1)
+          best = std::max(best, std::abs(x.address[l]));
+      return best;
+    };
+    bool weightGradient = !flipped && outermost(xy) > outermost(xo);
+
+    LoopClass g, cxo, cxy, cyo;
+    if (!formClass(all, ranges, {&x, &y, out.operator->()}, g) ||
+        !formClass(xo, ranges, {&x, out.operator->()}, cxo) ||
+        !formClass(yo, ranges, {&y, out.operator->()}, cyo) ||
+        !formClass(xy, ranges, {&x, &y}, cxy)) {
+      whyNot = "loops of one role whose strides do not nest";
+      return std::nullopt;
+    }
+    d.spatialRank = windows.size();
+    d.groups = g.size;
+    m.in0 = x.operand;
+    m.in1 = y.operand;
+    m.out = out->operand;
+    m.in0Offset = x.offset;
+    m.in1Offset = y.offset;
+    m.outOffset = out->offset;
+    // The image's spatial strides are its dimensions' strides; its other
+    // loops are the batch and the channels (the group merged with them).
+    for (auto [j, w] : llvm::enumerate(windows)) {
+      ex.addLoop(w.p, w.cp * x.strides[w.dim]);
+      ex.addLoop(w.r, w.cr * x.strides[w.dim]);
+    }
+    if (!weightGradient && !flipped) {
+      // dst[n, g, oc, o] += src[n, g, ic, o*s + k*d] * wei[g, oc, ic, k]
+      d.kind = OpKind::ConvForward;
+      d.images = cxo.size;
+      d.inChannels = cxy.size;
+      d.outChannels = cyo.size;
+      for (auto [j, w] : llvm::enumerate(windows)) {
+        d.dstSize[j] = ranges[w.p];
+        d.kernelSize[j] = ranges[w.r];
+        d.stride[j] = w.cp;
+        d.dilation[j] = w.cr;
+        d.srcSize[j] = (ranges[w.p] - 1) * w.cp + (ranges[w.r] - 1) * w.cr + 1;
+        d.srcStrides[2 + j] = x.strides[w.dim];
+        d.weightStrides[3 + j] = y.address[w.r];
+        d.dstStrides[2 + j] = out->address[w.p];
+        ey.addLoop(w.r, y.address[w.r]);
+        eo.addLoop(w.p, out->address[w.p]);
+      }
+      d.srcStrides[0] = classStride(cxo, x);
+      d.srcStrides[1] = classStride(cxy, x);
+      d.weightStrides[0] = classStride(g, y);
+      d.weightStrides[1] = classStride(cyo, y);
+      d.weightStrides[2] = classStride(cxy, y);
+      d.dstStrides[0] = classStride(cxo, *out);
+      d.dstStrides[1] = classStride(cyo, *out);
+      ex.add(cxo, d.srcStrides[0]);
+      ex.add(cxy, d.srcStrides[1]);
+      ex.add(g, d.inChannels * d.srcStrides[1]);
+      ey.add(g, d.weightStrides[0]);
+      ey.add(cyo, d.weightStrides[1]);
+      ey.add(cxy, d.weightStrides[2]);
+      eo.add(cxo, d.dstStrides[0]);
+      eo.add(cyo, d.dstStrides[1]);
+      eo.add(g, d.outChannels * d.dstStrides[1]);
+    } else if (flipped) {
+      // out[n, g, f, p] += X[n, g, c, p + r*d] * W[g, c, f, K-1-r]: the
+      // backward data of a stride-1 convolution with padding (K-1)*d whose
+      // diff_dst is X (channels c) and diff_src the output (channels f).
+      d.kind = OpKind::ConvBackwardData;
+      d.images = cxo.size;
+      d.outChannels = cxy.size;
+      d.inChannels = cyo.size;
+      for (auto [j, w] : llvm::enumerate(windows)) {
+        if (w.cp != 1) {
+          whyNot = "a flipped kernel with a stride";
+          return std::nullopt;
+        }
+        int64_t k = ranges[w.r];
+        d.srcSize[j] = ranges[w.p];
+        d.kernelSize[j] = k;
+        d.dstSize[j] = ranges[w.p] + (k - 1) * w.cr;
+        d.stride[j] = 1;
+        d.dilation[j] = w.cr;
+        d.padBegin[j] = d.padEnd[j] = (k - 1) * w.cr;
+        d.dstStrides[2 + j] = x.strides[w.dim];
+        d.weightStrides[3 + j] = -y.address[w.r];
+        d.srcStrides[2 + j] = out->address[w.p];
+        // Tap 0 of the library's kernel is tap K-1 of the op's loop.
+        m.in1Offset += y.address[w.r] * (k - 1);
+        ey.addLoop(w.r, y.address[w.r]);
+        eo.addLoop(w.p, out->address[w.p]);
+      }
+      d.dstStrides[0] = classStride(cxo, x);
+      d.dstStrides[1] = classStride(cxy, x);
+      d.weightStrides[0] = classStride(g, y);
+      d.weightStrides[1] = classStride(cxy, y);
+      d.weightStrides[2] = classStride(cyo, y);
+      d.srcStrides[0] = classStride(cxo, *out);
+      d.srcStrides[1] = classStride(cyo, *out);
+      ex.add(cxo, d.dstStrides[0]);
+      ex.add(cxy, d.dstStrides[1]);
+      ex.add(g, d.outChannels * d.dstStrides[1]);
+      ey.add(g, d.weightStrides[0]);
+      ey.add(cxy, d.weightStrides[1]);
+      ey.add(cyo, d.weightStrides[2]);
+      eo.add(cxo, d.srcStrides[0]);
+      eo.add(cyo, d.srcStrides[1]);
+      eo.add(g, d.inChannels * d.srcStrides[1]);
+    } else {
+      // dw[g, oc, ic, k] += src[n, g, ic, o*s + k*d] * dy[n, g, oc, o]: the
+      // window reads the kernel tap (an output loop) times the dilation and
+      // the output position (reduced) times the stride.
+      d.kind = OpKind::ConvBackwardWeights;
+      d.images = cxy.size;
+      d.inChannels = cxo.size;
+      d.outChannels = cyo.size;
+      for (auto [j, w] : llvm::enumerate(windows)) {
+        if (y.address[w.r] <= 0) {
+          whyNot = "a weight gradient whose output gradient is read reversed";
+          return std::nullopt;
+        }
+        d.kernelSize[j] = ranges[w.p];
+        d.dstSize[j] = ranges[w.r];
+        d.stride[j] = w.cr;
+        d.dilation[j] = w.cp;
+        d.srcSize[j] = (ranges[w.r] - 1) * w.cr + (ranges[w.p] - 1) * w.cp + 1;
+        d.srcStrides[2 + j] = x.strides[w.dim];
+        d.dstStrides[2 + j] = y.address[w.r];
+        d.weightStrides[3 + j] = out->address[w.p];
+        ey.addLoop(w.r, y.address[w.r]);
+        eo.addLoop(w.p, out->address[w.p]);
+      }
+      d.srcStrides[0] = classStride(cxy, x);
+      d.srcStrides[1] = classStride(cxo, x);
+      d.dstStrides[0] = classStride(cxy, y);
+      d.dstStrides[1] = classStride(cyo, y);
+      d.weightStrides[0] = classStride(g, *out);
+      d.weightStrides[1] = classStride(cyo, *out);
+      d.weightStrides[2] = classStride(cxo, *out);
+      ex.add(cxy, d.srcStrides[0]);
+      ex.add(cxo, d.srcStrides[1]);
+      ex.add(g, d.inChannels * d.srcStrides[1]);
+      ey.add(cxy, d.dstStrides[0]);
+      ey.add(cyo, d.dstStrides[1]);
+      ey.add(g, d.outChannels * d.dstStrides[1]);
+      eo.add(g, d.weightStrides[0]);
+      eo.add(cyo, d.weightStrides[1]);
+      eo.add(cxo, d.weightStrides[2]);
+    }
+  }
+
+  // The proof: the library's indexing of each operand is the op's.
+  if (!ex.matches(x) || !ey.matches(y) || !eo.matches(*out)) {
+    whyNot = "operand strides the library's layouts cannot express (e.g. "
+             "groups whose channels are not contiguous)";
+    return std::nullopt;
+  }
+  return m;
+}
