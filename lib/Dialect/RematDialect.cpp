@@ -98,7 +98,7 @@ LogicalResult RematDialect::verifyOperationAttribute(Operation *op,
                 "\"conv_bwd_weights\"";
     return success();
   }
-  if (name == kWorkspaceAttr) {
+  if (name == kWorkspaceAttr || name == kProfileIdAttr) {
     auto bytes = dyn_cast<IntegerAttr>(value);
     if (!bytes || bytes.getValue().isNegative())
       return op->emitOpError()

@@ -79,6 +79,29 @@ void Counters::stepEnd() {
       std::chrono::duration_cast<std::chrono::nanoseconds>(now - stepStart)
           .count();
   windowNs.push_back(lastStepNs);
+  if (!windowOpNs.empty() || !closedOpNs.empty())
+    closedOpNs.push_back(std::move(windowOpNs));
+  windowOpNs.clear();
+}
+
+void Counters::opBegin(int64_t id) {
+  auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mutex);
+  timedOp = id;
+  opStart = now;
+}
+
+void Counters::opEnd(int64_t id) {
+  auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (timedOp != id || !inStep) {
+    timedOp = -1;
+    return;
+  }
+  windowOpNs[id] +=
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now - opStart)
+          .count();
+  timedOp = -1;
 }
 
 Counters::Figures Counters::figuresLocked() const {
@@ -104,6 +127,8 @@ void Counters::reset() {
   stepBase = stepMax = bestStepPeak = 0;
   lastStepNs = -1;
   windowNs.clear();
+  windowOpNs.clear();
+  closedOpNs.clear();
 }
 
 void Counters::setPrediction(int64_t predictedPeakBytes, int64_t fixedBytes) {
@@ -121,6 +146,30 @@ void Counters::printReport(bool withStepTime) {
   std::lock_guard<std::mutex> lock(mutex);
   std::fflush(stdout);
   Figures f = figuresLocked();
+  // Per-op times: the median over the windows after the first (a warm-up)
+  // when there are several, ops missing from a window counting 0 there.
+  if (!closedOpNs.empty()) {
+    size_t first = closedOpNs.size() > 1 ? 1 : 0;
+    std::vector<int64_t> ids;
+    for (size_t w = first; w < closedOpNs.size(); ++w)
+      for (auto &[id, ns] : closedOpNs[w])
+        ids.push_back(id);
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    for (int64_t id : ids) {
+      std::vector<int64_t> times;
+      for (size_t w = first; w < closedOpNs.size(); ++w) {
+        auto it = closedOpNs[w].find(id);
+        times.push_back(it == closedOpNs[w].end() ? 0 : it->second);
+      }
+      std::sort(times.begin(), times.end());
+      size_t n = times.size();
+      int64_t median = n % 2 ? times[n / 2]
+                             : (times[n / 2 - 1] + times[n / 2]) / 2;
+      std::printf("remat-profile: op=%" PRId64 " ns=%" PRId64 "\n", id,
+                  median);
+    }
+  }
   std::printf("remat-runtime: step_peak_bytes=%" PRId64
               " total_peak_bytes=%" PRId64 " live_bytes_at_exit=%" PRId64
               " allocations=%" PRId64,
@@ -286,6 +335,16 @@ void remat_rt_step_begin(void) {
 void remat_rt_step_end(void) {
   beforeStepEdge();
   counters().stepEnd();
+}
+
+void remat_rt_op_begin(int64_t id) {
+  beforeStepEdge();
+  counters().opBegin(id);
+}
+
+void remat_rt_op_end(int64_t id) {
+  beforeStepEdge();
+  counters().opEnd(id);
 }
 
 int64_t remat_rt_live_bytes(void) { return counters().figures().liveBytes; }

@@ -74,6 +74,12 @@ public:
   /// the caller may still hold them) and the window; keeps the prediction.
   void reset();
 
+  /// Per-op timers (remat-instrument-op-timers): the wall time between
+  /// `opBegin(id)` and `opEnd(id)` is added to op `id`'s time in the open
+  /// window; each closed window keeps its own totals.
+  void opBegin(int64_t id);
+  void opEnd(int64_t id);
+
   /// The simulator's figures, printed by `printReport` (-1: unknown).
   void setPrediction(int64_t predictedPeakBytes, int64_t fixedBytes);
 
@@ -81,7 +87,10 @@ public:
   ///   remat-runtime: step_peak_bytes=N total_peak_bytes=M
   ///     live_bytes_at_exit=K allocations=A[ step_time_ns=T]
   ///     [ window_times_ns=T1,T2,...]
-  /// (the wall time of every closed window, in order).
+  /// (the wall time of every closed window, in order) and, when ops were
+  /// timed, one line per op before it:
+  ///   remat-profile: op=<id> ns=<median over the windows after the first,
+  ///   or the only window's>
   /// and, after `setPrediction`,
   ///   remat-run: fixed_bytes=F total_peak_bytes=M
   ///   remat-run: measured_peak_bytes=N predicted_peak_bytes=P
@@ -108,6 +117,12 @@ private:
   // The wall time of every closed window, in order (remat-run --repeat
   // takes their median after the first).
   std::vector<int64_t> windowNs;
+  // Per-op timers: the op being timed and since when, the open window's
+  // totals by op, and every closed window's.
+  int64_t timedOp = -1;
+  std::chrono::steady_clock::time_point opStart;
+  std::unordered_map<int64_t, int64_t> windowOpNs;
+  std::vector<std::unordered_map<int64_t, int64_t>> closedOpNs;
   bool hasPrediction = false;
   int64_t predicted = -1;
   int64_t fixed = -1;

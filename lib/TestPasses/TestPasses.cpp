@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Structure/Structure.h"
+#include "remat/Transforms/ContractionMatch.h"
 #include "remat/Transforms/GraphExtraction.h"
 #include "TestPasses.h"
 
@@ -21,6 +22,7 @@
 namespace remat {
 #define GEN_PASS_DEF_TESTTRAININGGRAPHPASS
 #define GEN_PASS_DEF_TESTSTRUCTUREPASS
+#define GEN_PASS_DEF_TESTCONTRACTIONMATCHPASS
 #include "TestPasses.h.inc"
 } // namespace remat
 
@@ -131,6 +133,50 @@ struct TestStructure
        << " non-branched=" << s.nonBranched << " ops=" << s.ops
        << " depth=" << s.depth << " split-members=" << s.splitMembers << "\n";
     analysis.printHierarchy(os, name, /*indent=*/2, leaf);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// test-remat-contraction-match
+//===----------------------------------------------------------------------===//
+
+struct TestContractionMatch
+    : public remat::impl::TestContractionMatchPassBase<TestContractionMatch> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    markAllAnalysesPreserved();
+    getOperation().walk([&](linalg::LinalgOp op) {
+      std::string why;
+      std::optional<MatchedContraction> m = matchContraction(op, why);
+      if (!m) {
+        op.emitRemark() << "not a contraction: " << why;
+        return;
+      }
+      const lib::ContractionDesc &d = m->desc;
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      auto list = [&](const char *name, const int64_t *v, int64_t n) {
+        os << " " << name << "=[";
+        llvm::interleaveComma(llvm::ArrayRef(v, n), os);
+        os << "]";
+      };
+      os << "contraction: " << d.describe();
+      if (d.kind == lib::OpKind::Gemm) {
+        list("a", d.aStrides, 3);
+        list("b", d.bStrides, 3);
+        list("c", d.cStrides, 3);
+      } else {
+        list("src", d.srcStrides, 2 + d.spatialRank);
+        list("weights", d.weightStrides, 3 + d.spatialRank);
+        list("dst", d.dstStrides, 2 + d.spatialRank);
+      }
+      os << " operands=(" << m->in0->getOperandNumber() << ", "
+         << m->in1->getOperandNumber() << ", " << m->out->getOperandNumber()
+         << ") offsets=(" << m->in0Offset << ", " << m->in1Offset << ", "
+         << m->outOffset << ")";
+      op.emitRemark() << text;
+    });
   }
 };
 

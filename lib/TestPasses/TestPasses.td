@@ -37,4 +37,15 @@ def TestStructurePass
   }];
 }
 
+def TestContractionMatchPass
+    : InterfacePass<"test-remat-contraction-match", "mlir::FunctionOpInterface"> {
+  let summary = "Say for every linalg op whether it is a library contraction";
+  let description = [{
+    Test-only. Runs ContractionMatch.h on every linalg op (tensors or buffers)
+    and emits a remark at the op: `contraction: <descriptor>` with every size
+    and stride of LibraryCalls.h's descriptor and the element offsets of its
+    operands, or `not a contraction: <why>`.
+  }];
+}
+
 #endif // REMAT_TEST_PASSES

@@ -223,6 +223,15 @@ int64_t classStride(const LoopClass &cls, const Access &a) {
   return cls.loops.empty() ? 0 : a.address[cls.loops.back()];
 }
 
+/// The stride of a channel dimension of G*C channels: the channels' own, or,
+/// with one channel per group (a depthwise convolution, whose channel index
+/// is the group's), the group's.
+int64_t channelStride(const LoopClass &channels, const LoopClass &groups,
+                      const Access &a) {
+  return channels.loops.empty() ? classStride(groups, a)
+                                : classStride(channels, a);
+}
+
 /// The expected address coefficients of an operand: each class's loops
 /// with `stride` for the merged dimension.
 struct Expectation {
@@ -404,7 +413,11 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
           best = std::max(best, std::abs(x.address[l]));
       return best;
     };
-    bool weightGradient = !flipped && outermost(xy) > outermost(xo);
+    // Without a real batch loop among the output's (one image), a forward
+    // correlation: both readings compute the same, the forward one is the
+    // common case.
+    bool weightGradient =
+        !flipped && outermost(xo) >= 0 && outermost(xy) > outermost(xo);
 
     LoopClass g, cxo, cxy, cyo;
     if (!formClass(all, ranges, {&x, &y, out.operator->()}, g) ||
@@ -447,12 +460,12 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
         eo.addLoop(w.p, out->address[w.p]);
       }
       d.srcStrides[0] = classStride(cxo, x);
-      d.srcStrides[1] = classStride(cxy, x);
+      d.srcStrides[1] = channelStride(cxy, g, x);
       d.weightStrides[0] = classStride(g, y);
       d.weightStrides[1] = classStride(cyo, y);
       d.weightStrides[2] = classStride(cxy, y);
       d.dstStrides[0] = classStride(cxo, *out);
-      d.dstStrides[1] = classStride(cyo, *out);
+      d.dstStrides[1] = channelStride(cyo, g, *out);
       ex.add(cxo, d.srcStrides[0]);
       ex.add(cxy, d.srcStrides[1]);
       ex.add(g, d.inChannels * d.srcStrides[1]);
@@ -491,12 +504,12 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
         eo.addLoop(w.p, out->address[w.p]);
       }
       d.dstStrides[0] = classStride(cxo, x);
-      d.dstStrides[1] = classStride(cxy, x);
+      d.dstStrides[1] = channelStride(cxy, g, x);
       d.weightStrides[0] = classStride(g, y);
       d.weightStrides[1] = classStride(cxy, y);
       d.weightStrides[2] = classStride(cyo, y);
       d.srcStrides[0] = classStride(cxo, *out);
-      d.srcStrides[1] = classStride(cyo, *out);
+      d.srcStrides[1] = channelStride(cyo, g, *out);
       ex.add(cxo, d.dstStrides[0]);
       ex.add(cxy, d.dstStrides[1]);
       ex.add(g, d.outChannels * d.dstStrides[1]);
@@ -531,9 +544,9 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
         eo.addLoop(w.p, out->address[w.p]);
       }
       d.srcStrides[0] = classStride(cxy, x);
-      d.srcStrides[1] = classStride(cxo, x);
+      d.srcStrides[1] = channelStride(cxo, g, x);
       d.dstStrides[0] = classStride(cxy, y);
-      d.dstStrides[1] = classStride(cyo, y);
+      d.dstStrides[1] = channelStride(cyo, g, y);
       d.weightStrides[0] = classStride(g, *out);
       d.weightStrides[1] = classStride(cyo, *out);
       d.weightStrides[2] = classStride(cxo, *out);

@@ -202,7 +202,8 @@ std::string remat_run::checkGpuOptions() {
 
 int remat_run::runOnGpu(ModuleOp module, std::optional<int64_t> predicted,
                         std::optional<int64_t> fixed, bool earlyFrees,
-                        remat::KernelMode kernels, bool keepTemps) {
+                        remat::KernelMode kernels, bool keepTemps,
+                        remat_run::RuntimeReport &report) {
   if (!earlyFrees)
     return fail("--target=gpu frees buffers with remat-early-free only "
                 "(--dealloc=early)");
@@ -294,7 +295,7 @@ int remat_run::runOnGpu(ModuleOp module, std::optional<int64_t> predicted,
     return fail("cannot find a C++ compiler driver to link with (set "
                 "REMAT_CXX)");
   if (std::string error = execute(cxx, {cxx, objPath, "-o", exePath, runtime,
-                                        driver, "-lpthread"});
+                                        driver, "-lpthread", "-ldl"});
       !error.empty())
     return fail(error);
   if (gpuCompileOnly) {
@@ -312,7 +313,7 @@ int remat_run::runOnGpu(ModuleOp module, std::optional<int64_t> predicted,
   // The executable prints its own remat-run: lines; ours follow.
   remat_run::ProgramOutput output =
       remat_run::forwardProgramOutput(outPath, /*dropRunLines=*/true);
-  const remat_run::RuntimeReport &report = output.report;
+  report = output.report;
   if (!runError.empty())
     return fail(runError);
   if (!output.readError.empty())

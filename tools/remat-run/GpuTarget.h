@@ -10,6 +10,7 @@
 #ifndef REMAT_TOOLS_REMATRUN_GPUTARGET_H
 #define REMAT_TOOLS_REMATRUN_GPUTARGET_H
 
+#include "RuntimeReport.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -36,7 +37,8 @@ std::string checkGpuOptions();
 /// process exit code.
 int runOnGpu(mlir::ModuleOp module, std::optional<int64_t> predicted,
              std::optional<int64_t> fixed, bool earlyFrees,
-             remat::KernelMode kernels, bool keepTemps);
+             remat::KernelMode kernels, bool keepTemps,
+             RuntimeReport &report);
 
 } // namespace remat_run
 

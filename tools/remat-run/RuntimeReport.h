@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -28,6 +29,8 @@ struct RuntimeReport {
       stepTimeNs;
   /// The wall time of every measured window, in order.
   llvm::SmallVector<int64_t> windowTimesNs;
+  /// Per-op times (remat-profile: lines), by remat.profile_id.
+  std::map<int64_t, int64_t> opNs;
 
   /// The step's time in seconds: the median of the windows after the first
   /// (a warm-up) when there are several, else the one window's; none when
@@ -107,6 +110,20 @@ inline ProgramOutput forwardProgramOutput(llvm::StringRef path,
   if (!lines.empty() && lines.back().empty())
     lines.pop_back();
   for (llvm::StringRef line : lines) {
+    if (line.starts_with("remat-profile:")) {
+      // remat-profile: op=<id> ns=<time>
+      int64_t id, ns;
+      auto [opField, nsField] =
+          line.drop_front(llvm::StringRef("remat-profile:").size())
+              .trim()
+              .split(' ');
+      if (!opField.consume_front("op=") || !nsField.consume_front("ns=") ||
+          opField.getAsInteger(10, id) || nsField.getAsInteger(10, ns))
+        result.badReport = true;
+      else
+        result.report.opNs[id] = ns;
+      continue;
+    }
     if (line.starts_with("remat-runtime:")) {
       result.sawReport = true;
       result.badReport |= !parseRuntimeLine(line, result.report);

@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuTarget.h"
+#include "ProfileCosts.h"
 #include "RuntimeReport.h"
 
 #include "remat/Solvers/Solver.h"
@@ -94,6 +95,12 @@ cl::opt<unsigned> optLevel("opt-level",
                            cl::desc("LLVM optimisation level of the compiled "
                                     "step (0-3)"),
                            cl::init(3), cl::cat(category));
+cl::opt<std::string> profileCosts(
+    "profile-costs",
+    cl::desc("Time every op of the step as written (solver none) on the "
+             "target and write the input with the measured nanoseconds as "
+             "each op's remat.cost to this file (use with --repeat)"),
+    cl::value_desc("file"), cl::init(""), cl::cat(category));
 cl::opt<bool> printIR("print-ir",
                       cl::desc("Print the rematerialised module (tensors, "
                                "with the generated main) before running it"),
@@ -137,6 +144,13 @@ std::string findTool(const char *envVar, llvm::StringRef builtIn,
   return builtIn.str();
 }
 
+
+/// Lowers `module` (tensors, with a main) for the CPU, runs it with
+/// mlir-runner and the project's runtime, forwards its output and prints the
+/// `remat-run:` lines; `report` gets the runtime's report.
+int runOnCpu(ModuleOp module, const remat::RematPipelineOptions &options,
+             std::optional<int64_t> predicted, std::optional<int64_t> fixed,
+             remat_run::RuntimeReport &report);
 
 } // namespace
 
@@ -189,6 +203,27 @@ int main(int argc, char **argv) {
   options.kernels = kernels;
   options.target = remat_run::targetIsGpu() ? remat::LibraryTarget::Gpu
                                             : remat::LibraryTarget::Cpu;
+
+  // --profile-costs: the ops of the step as written are numbered, and a
+  // copy of the input keeps the numbers to take the measured costs.
+  OwningOpRef<ModuleOp> profiled;
+  func::FuncOp profiledStep;
+  if (!profileCosts.empty()) {
+    if (solver.getNumOccurrences() && solver != "none")
+      return fail("--profile-costs times the step as written: it runs with "
+                  "--solver=none");
+    options.solver = "none";
+    std::string error;
+    func::FuncOp target =
+        remat_run::findProfiledStep(*module, entry, error);
+    if (!target)
+      return fail(error);
+    unsigned numbered = remat_run::numberOpsForProfile(target);
+    profiled = module->clone();
+    profiledStep = profiled->lookupSymbol<func::FuncOp>(target.getSymName());
+    llvm::errs() << "remat-run: profiling " << numbered << " ops of '"
+                 << target.getSymName() << "'\n";
+  }
 
   // 1. The rematerialised step, still on tensors.
   {
@@ -248,23 +283,52 @@ int main(int argc, char **argv) {
     if (failed(pm.run(*module)))
       return fail("cannot generate a main for '" + step.getSymName() + "'");
   }
+  if (profiled) {
+    PassManager pm(&context);
+    pm.addPass(remat::createRematInstrumentOpTimersPass());
+    if (failed(pm.run(*module)))
+      return fail("cannot instrument the ops for --profile-costs");
+  }
   if (printIR) {
     module->print(llvm::outs());
     llvm::outs() << "\n";
     llvm::outs().flush();
   }
-  if (remat_run::targetIsGpu())
-    return remat_run::runOnGpu(*module, predicted, fixed,
-                               dealloc == remat::DeallocMode::Early, kernels,
-                               keepTemps);
+  remat_run::RuntimeReport report;
+  int rc = remat_run::targetIsGpu()
+               ? remat_run::runOnGpu(*module, predicted, fixed,
+                                     dealloc == remat::DeallocMode::Early,
+                                     kernels, keepTemps, report)
+               : runOnCpu(*module, options, predicted, fixed, report);
+  if (rc != 0 || !profiled)
+    return rc;
+  if (report.opNs.empty())
+    return fail("--profile-costs: the program timed no op (no measured "
+                "window ran the step?)");
+  double total = remat_run::applyProfiledCosts(profiledStep, report);
+  if (std::string error = remat_run::writeModule(*profiled, profileCosts);
+      !error.empty())
+    return fail(error);
+  char totalText[64];
+  std::snprintf(totalText, sizeof(totalText), "%.6g", total * 1e-9);
+  llvm::errs() << "remat-run: wrote '" << profileCosts << "': "
+               << report.opNs.size() << " ops timed, "
+               << totalText << " s in all\n";
+  return 0;
+}
 
+namespace {
+
+int runOnCpu(ModuleOp module, const remat::RematPipelineOptions &options,
+             std::optional<int64_t> predicted, std::optional<int64_t> fixed,
+             remat_run::RuntimeReport &report) {
   // 3. Lower to the LLVM dialect.
   {
-    PassManager pm(&context);
+    PassManager pm(module.getContext());
     if (failed(applyPassManagerCLOptions(pm)))
       return fail("bad pass manager options");
     remat::buildLowerBufferizedToCpuPipeline(pm, options);
-    if (failed(pm.run(*module)))
+    if (failed(pm.run(module)))
       return fail("lowering to the LLVM dialect failed");
   }
 
@@ -286,7 +350,7 @@ int main(int argc, char **argv) {
     llvm::raw_fd_ostream os(irPath, ec);
     if (ec)
       return fail("cannot write '" + irPath + "': " + ec.message());
-    module->print(os);
+    module.print(os);
     os << "\n";
     os.close();
     if (os.has_error())
@@ -331,7 +395,7 @@ int main(int argc, char **argv) {
   // Forward the program's output, keeping the runtime's report for us.
   remat_run::ProgramOutput output =
       remat_run::forwardProgramOutput(outPath, /*dropRunLines=*/false);
-  const remat_run::RuntimeReport &report = output.report;
+  report = output.report;
 
   if (execFailed)
     return fail("cannot run '" + runner + "': " + execError);
@@ -355,3 +419,5 @@ int main(int argc, char **argv) {
   llvm::outs().flush();
   return 0;
 }
+
+} // namespace

@@ -46,6 +46,9 @@ def Remat_Dialect : Dialect {
         "remat.library_call";
     static constexpr llvm::StringLiteral kWorkspaceAttr =
         "remat.workspace_bytes";
+    /// remat-run --profile-costs: the number of an op whose time is measured
+    /// (remat-instrument-op-timers).
+    static constexpr llvm::StringLiteral kProfileIdAttr = "remat.profile_id";
   }];
 }
 

@@ -75,6 +75,14 @@ REMAT_RT_EXPORT void _mlir_memref_to_llvm_free(void *ptr);
 REMAT_RT_EXPORT void remat_rt_step_begin(void);
 REMAT_RT_EXPORT void remat_rt_step_end(void);
 
+/// Per-op timers (remat-instrument-op-timers, remat-run --profile-costs):
+/// the wall time between them is op `id`'s in the open window (the device
+/// synchronized at both ends on the CUDA runtime). At exit, one line per op
+/// before the runtime's report:
+///   remat-profile: op=<id> ns=<median over the windows after the first>
+REMAT_RT_EXPORT void remat_rt_op_begin(int64_t id);
+REMAT_RT_EXPORT void remat_rt_op_end(int64_t id);
+
 /// Counters, for tests and embedders.
 REMAT_RT_EXPORT int64_t remat_rt_live_bytes(void);
 REMAT_RT_EXPORT int64_t remat_rt_total_peak_bytes(void);

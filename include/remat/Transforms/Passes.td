@@ -349,6 +349,25 @@ def RematCopiesToLinalgPass
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def RematInstrumentOpTimersPass
+    : Pass<"remat-instrument-op-timers", "mlir::ModuleOp"> {
+  let summary = "Time every op that carries remat.profile_id";
+  let description = [{
+    Runs on tensors, after `remat-apply` (timers are side effects the
+    training graph would refuse). Brackets every op carrying
+    `remat.profile_id = <id>` between `remat_rt_op_begin(id)` and
+    `remat_rt_op_end(id)`: whatever the op becomes (a library call, a loop
+    nest, a kernel and its launch, a copy into a padded buffer), its wall
+    time inside each measured window is the runtime's, which prints
+    `remat-profile: op=<id> ns=<median>` at exit. `remat-run
+    --profile-costs=FILE` numbers the ops of the step, runs this, and writes
+    the measured times back as `remat.cost` so that the solvers optimise
+    the time of this machine rather than FLOPs.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def RematCheckLowerablePass : Pass<"remat-check-lowerable", "mlir::ModuleOp"> {
   let summary = "Reject ops that the lowering pipelines cannot lower";
   let description = [{

@@ -1,0 +1,127 @@
+// RUN: remat-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --pass-pipeline="builtin.module(func.func(test-remat-contraction-match))" -o /dev/null
+//
+// ContractionMatch.h: which linalg ops a vendor library can run, by their
+// indexing maps and bodies, whoever wrote them, and the descriptor each gets
+// (LibraryCalls.h: sizes; strides of every operand in elements; operand
+// numbers of in0, in1, out; element offsets).
+
+// Named matrix products: row-major tensors, an empty batch class has stride 0.
+func.func @matmul(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>, %c: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  // expected-remark @below {{contraction: gemm f32 batch=1 M=4 N=5 K=3 accumulate a=[0, 3, 1] b=[0, 5, 1] c=[0, 5, 1] operands=(0, 1, 2) offsets=(0, 0, 0)}}
+  %r = linalg.matmul ins(%a, %b : tensor<4x3xf32>, tensor<3x5xf32>) outs(%c : tensor<4x5xf32>) -> tensor<4x5xf32>
+  return %r : tensor<4x5xf32>
+}
+// -----
+// A batched product in f64 (cuBLAS runs it; oneDNN has no f64 primitive).
+func.func @batch(%a: tensor<2x4x3xf64>, %b: tensor<2x3x5xf64>, %c: tensor<2x4x5xf64>) -> tensor<2x4x5xf64> {
+  // expected-remark @below {{contraction: gemm f64 batch=2 M=4 N=5 K=3 accumulate a=[12, 3, 1] b=[15, 5, 1] c=[20, 5, 1] operands=(0, 1, 2) offsets=(0, 0, 0)}}
+  %r = linalg.batch_matmul ins(%a, %b : tensor<2x4x3xf64>, tensor<2x3x5xf64>) outs(%c : tensor<2x4x5xf64>) -> tensor<2x4x5xf64>
+  return %r : tensor<2x4x5xf64>
+}
+// -----
+// A linear layer written as a generic: the batch and row loops (b, s) merge
+// into M = 8 since their strides nest; B is read transposed (strides 1, 8).
+#x = affine_map<(b, s, e, d) -> (b, s, d)>
+#w = affine_map<(b, s, e, d) -> (e, d)>
+#o = affine_map<(b, s, e, d) -> (b, s, e)>
+func.func @linear(%x: tensor<2x4x8xf32>, %w: tensor<6x8xf32>, %o: tensor<2x4x6xf32>) -> tensor<2x4x6xf32> {
+  // expected-remark @below {{contraction: gemm f32 batch=1 M=8 N=6 K=8 accumulate a=[0, 8, 1] b=[0, 1, 8] c=[0, 6, 1] operands=(0, 1, 2) offsets=(0, 0, 0)}}
+  %r = linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x, %w : tensor<2x4x8xf32>, tensor<6x8xf32>) outs(%o : tensor<2x4x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x6xf32>
+  return %r : tensor<2x4x6xf32>
+}
+// -----
+// A named convolution with stride 2 and dilation 2: it reads rows 0..6 of 8,
+// so the source extent is 7 with the buffer's strides.
+func.func @conv_named(%i: tensor<2x3x8x8xf32>, %f: tensor<4x3x3x3xf32>, %o: tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32> {
+  // expected-remark @below {{contraction: conv_fwd f32 N=2 G=1 IC=3 OC=4 [I=7 K=3 O=2 s=2 d=2 p=0,0] [I=7 K=3 O=2 s=2 d=2 p=0,0] accumulate src=[192, 64, 8, 1] weights=[0, 27, 9, 3, 1] dst=[16, 4, 2, 1] operands=(0, 1, 2) offsets=(0, 0, 0)}}
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<2> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%i, %f : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) outs(%o : tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
+  return %r : tensor<2x4x2x2xf32>
+}
+// -----
+// The exporter's grouped convolution: channels g*2 + c, output [N, G, F, H, W].
+#in = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (n, g * 2 + c, oh + kh, ow + kw)>
+#wt = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (g * 3 + f, c, kh, kw)>
+#out = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (n, g, f, oh, ow)>
+func.func @grouped(%i: tensor<2x4x6x6xf32>, %w: tensor<6x2x3x3xf32>, %o: tensor<2x2x3x4x4xf32>) -> tensor<2x2x3x4x4xf32> {
+  // expected-remark @below {{contraction: conv_fwd f32 N=2 G=2 IC=2 OC=3 [I=6 K=3 O=4 s=1 d=1 p=0,0] [I=6 K=3 O=4 s=1 d=1 p=0,0] accumulate src=[144, 36, 6, 1] weights=[54, 18, 9, 3, 1] dst=[96, 16, 4, 1] operands=(0, 1, 2) offsets=(0, 0, 0)}}
+  %r = linalg.generic {indexing_maps = [#in, #wt, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%i, %w : tensor<2x4x6x6xf32>, tensor<6x2x3x3xf32>) outs(%o : tensor<2x2x3x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %v = math.fma %a, %b, %acc : f32
+    linalg.yield %v : f32
+  } -> tensor<2x2x3x4x4xf32>
+  return %r : tensor<2x2x3x4x4xf32>
+}
+// -----
+// Backward data as the exporter writes it: a stride-1 correlation of the
+// spread gradient with the kernel flipped (2 - kh) and its channels swapped;
+// the window operand only gives the loop ranges. The library's kernel tap 0
+// is the op's tap 2: the constants cancel the flip (offset 0).
+#dz = affine_map<(n, g, f, h, w, c, kh, kw) -> (n, g, c, h + kh, w + kw)>
+#wf = affine_map<(n, g, f, h, w, c, kh, kw) -> (g * 4 + c, f, -kh + 2, -kw + 2)>
+#win = affine_map<(n, g, f, h, w, c, kh, kw) -> (kh, kw)>
+#dx = affine_map<(n, g, f, h, w, c, kh, kw) -> (n, g, f, h, w)>
+func.func @bwd_data(%dz: tensor<2x1x4x6x6xf32>, %w: tensor<4x3x3x3xf32>, %win: tensor<3x3xi8>, %o: tensor<2x1x3x4x4xf32>) -> tensor<2x1x3x4x4xf32> {
+  // expected-remark @below {{contraction: conv_bwd_data f32 N=2 G=1 IC=3 OC=4 [I=4 K=3 O=6 s=1 d=1 p=2,2] [I=4 K=3 O=6 s=1 d=1 p=2,2] accumulate src=[48, 16, 4, 1] weights=[0, 27, 9, 3, 1] dst=[144, 36, 6, 1] operands=(0, 1, 3) offsets=(0, 0, 0)}}
+  %r = linalg.generic {indexing_maps = [#dz, #wf, #win, #dx], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%dz, %w, %win : tensor<2x1x4x6x6xf32>, tensor<4x3x3x3xf32>, tensor<3x3xi8>) outs(%o : tensor<2x1x3x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %z: i8, %acc: f32):
+    %v = math.fma %a, %b, %acc : f32
+    linalg.yield %v : f32
+  } -> tensor<2x1x3x4x4xf32>
+  return %r : tensor<2x1x3x4x4xf32>
+}
+// -----
+// Weight gradient: the image's outermost loop (n) is reduced; stride 2 is the
+// coefficient of the output position, the kernel tap is an output loop.
+#dy = affine_map<(g, p, q, kh, kw, n, oh, ow) -> (n, g * 4 + p, oh, ow)>
+#xp = affine_map<(g, p, q, kh, kw, n, oh, ow) -> (n, g * 3 + q, oh * 2 + kh, ow * 2 + kw)>
+#dw = affine_map<(g, p, q, kh, kw, n, oh, ow) -> (g, p, q, kh, kw)>
+func.func @bwd_weights(%dy: tensor<2x4x3x3xf32>, %x: tensor<2x3x7x7xf32>, %o: tensor<1x4x3x3x3xf32>) -> tensor<1x4x3x3x3xf32> {
+  // expected-remark @below {{contraction: conv_bwd_weights f32 N=2 G=1 IC=3 OC=4 [I=7 K=3 O=3 s=2 d=1 p=0,0] [I=7 K=3 O=3 s=2 d=1 p=0,0] accumulate src=[147, 49, 7, 1] weights=[0, 27, 9, 3, 1] dst=[36, 9, 3, 1] operands=(1, 0, 2) offsets=(0, 0, 0)}}
+  %r = linalg.generic {indexing_maps = [#dy, #xp, #dw], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%dy, %x : tensor<2x4x3x3xf32>, tensor<2x3x7x7xf32>) outs(%o : tensor<1x4x3x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %v = math.fma %a, %b, %acc : f32
+    linalg.yield %v : f32
+  } -> tensor<1x4x3x3x3xf32>
+  return %r : tensor<1x4x3x3x3xf32>
+}
+// -----
+// Depthwise: one channel per group, the channel stride is the group's.
+func.func @depthwise(%i: tensor<1x8x10x10xf32>, %f: tensor<8x3x3xf32>, %o: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
+  // expected-remark @below {{contraction: conv_fwd f32 N=1 G=8 IC=1 OC=1 [I=10 K=3 O=8 s=1 d=1 p=0,0] [I=10 K=3 O=8 s=1 d=1 p=0,0] accumulate src=[0, 100, 10, 1] weights=[9, 0, 0, 3, 1] dst=[0, 64, 8, 1] operands=(0, 1, 2) offsets=(0, 0, 0)}}
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %f : tensor<1x8x10x10xf32>, tensor<8x3x3xf32>) outs(%o : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return %r : tensor<1x8x8x8xf32>
+}
+// -----
+// Not contractions: an elementwise op, a product followed by a ReLU.
+#id = affine_map<(i, j) -> (i, j)>
+func.func @add(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %o: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-remark @below {{not a contraction: its body is not out + a * b}}
+  %r = linalg.add ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%o : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %r : tensor<4x4xf32>
+}
+// -----
+func.func @relu_after(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>, %c: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  // expected-remark @below {{not a contraction: its body is not out + a * b}}
+  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : tensor<4x3xf32>, tensor<3x5xf32>) outs(%c : tensor<4x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    %z = arith.constant 0.0 : f32
+    %r = arith.maximumf %s, %z : f32
+    linalg.yield %r : f32
+  } -> tensor<4x5xf32>
+  return %r : tensor<4x5xf32>
+}
+// -----
+// On buffers, the layout's strides (the memref offset is added at the call).
+func.func @strided_buffers(%a: memref<4x3xf32, strided<[6, 2], offset: 1>>, %b: memref<3x5xf32>, %c: memref<4x5xf32>) {
+  // expected-remark @below {{contraction: gemm f32 batch=1 M=4 N=5 K=3 accumulate a=[0, 6, 2] b=[0, 5, 1] c=[0, 5, 1] operands=(0, 1, 2) offsets=(0, 0, 0)}}
+  linalg.matmul ins(%a, %b : memref<4x3xf32, strided<[6, 2], offset: 1>>, memref<3x5xf32>) outs(%c : memref<4x5xf32>)
+  return
+}
