@@ -147,7 +147,13 @@ const std::pair<PlacementOrder, PlacementFit> kHeuristics[] = {
     {PlacementOrder::Conflicts, PlacementFit::Best},
     {PlacementOrder::Lifetime, PlacementFit::Best},
     {PlacementOrder::Area, PlacementFit::Best},
-    {PlacementOrder::Program, PlacementFit::First}};
+    {PlacementOrder::Program, PlacementFit::First},
+    {PlacementOrder::Lifetime, PlacementFit::Skyline},
+    {PlacementOrder::Size, PlacementFit::Skyline},
+    {PlacementOrder::Area, PlacementFit::Skyline},
+    {PlacementOrder::Program, PlacementFit::Skyline},
+    {PlacementOrder::Breadth, PlacementFit::Skyline},
+    {PlacementOrder::Breadth, PlacementFit::Best}};
 
 } // namespace
 
@@ -288,13 +294,18 @@ int main(int argc, char **argv) {
   }
 
   os << "\nPlacement (alignment " << options.alignment
-     << "; arena / live peak, in MB; heuristics: best fit by size, "
-        "conflicts, lifetime, area; first fit in program order)\n\n";
-  os << llvm::formatv("{0,-13} {1,-11} {2,6} {3,9} {4,8} {5,8} {6,8} {7,8} "
-                      "{8,8} {9,9} {10,-12} {11,7} {12,7} {13,7} {14,7}\n",
-                      "model", "plan", "bufs", "live", "size", "confl",
-                      "life", "area", "first", "arena", "by", "ratio",
-                      "optimal", "heur_s", "total_s");
+     << "; live peak and arena in MB, the heuristics' arenas / live peak: "
+        "best fit by size, conflicts, lifetime, area; first fit in program "
+        "order; skyline by lifetime, size, area, program order, breadth; best "
+        "fit by breadth)\n\n";
+  os << llvm::formatv("{0,-13} {1,-11} {2,6} {3,9}", "model", "plan", "bufs",
+                      "live");
+  for (const char *column : {"size", "confl", "life", "area", "first",
+                             "sky-life", "sky-size", "sky-area", "sky-prog",
+                             "sky-brd", "breadth"})
+    os << llvm::formatv(" {0,8}", column);
+  os << llvm::formatv(" {0,9} {1,-16} {2,7} {3,7} {4,7} {5,7}\n", "arena",
+                      "by", "ratio", "optimal", "heur_s", "total_s");
   for (const PlacementLine &line : placementLines) {
     const PlacementResult &r = line.result;
     auto ratio = [&](uint64_t arena) {
@@ -304,7 +315,7 @@ int main(int argc, char **argv) {
                         line.plan, line.buffers, mb(r.livePeakBytes));
     for (uint64_t arena : line.heuristicArenas)
       os << llvm::formatv(" {0,8:F4}", ratio(arena));
-    os << llvm::formatv(" {0,9:F3} {1,-12} {2,7:F4} {3,7} {4,7:F3} {5,7:F3}\n",
+    os << llvm::formatv(" {0,9:F3} {1,-16} {2,7:F4} {3,7} {4,7:F3} {5,7:F3}\n",
                         mb(r.arenaBytes), r.method, ratio(r.arenaBytes),
                         r.optimal ? "yes" : "no", line.heuristicSeconds,
                         r.seconds);

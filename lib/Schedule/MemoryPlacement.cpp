@@ -17,7 +17,9 @@
 #include <chrono>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <set>
+#include <tuple>
 
 using namespace remat;
 
@@ -213,7 +215,12 @@ std::string remat::placementMethodName(PlacementOrder order,
   case PlacementOrder::Program:
     orderName = "program";
     break;
+  case PlacementOrder::Breadth:
+    orderName = "breadth";
+    break;
   }
+  if (fit == PlacementFit::Skyline)
+    return std::string("skyline-") + orderName;
   // The usual names: "greedy by X" is best fit (TFLite), the program-order
   // reference is first fit (what a bump allocator with reuse would do).
   if (order == PlacementOrder::Program)
@@ -250,9 +257,57 @@ conflictCounts(const std::vector<PlacementBuffer> &buffers) {
   return counts;
 }
 
+// The totals of the elementary intervals between event times, and a sparse
+// table for the range maxima.
 std::vector<uint64_t>
-remat::placeGreedy(const std::vector<PlacementBuffer> &buffers,
-                   PlacementOrder order, PlacementFit fit) {
+remat::placementBreadths(const std::vector<PlacementBuffer> &buffers) {
+  std::vector<int64_t> times;
+  for (const PlacementBuffer &b : buffers)
+    if (!b.isEmpty()) {
+      times.push_back(b.begin);
+      times.push_back(b.end);
+    }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  auto index = [&](int64_t t) {
+    return std::lower_bound(times.begin(), times.end(), t) - times.begin();
+  };
+  const size_t sections = times.empty() ? 0 : times.size() - 1;
+  std::vector<uint64_t> total(sections + 1, 0);
+  // Difference array over the sections, then prefix sums.
+  std::vector<int64_t> delta(sections + 1, 0);
+  for (const PlacementBuffer &b : buffers)
+    if (!b.isEmpty()) {
+      delta[index(b.begin)] += static_cast<int64_t>(b.bytes);
+      delta[index(b.end)] -= static_cast<int64_t>(b.bytes);
+    }
+  int64_t running = 0;
+  for (size_t s = 0; s < sections; ++s) {
+    running += delta[s];
+    total[s] = static_cast<uint64_t>(running);
+  }
+  std::vector<std::vector<uint64_t>> table{total};
+  for (size_t width = 1; 2 * width <= sections; width *= 2) {
+    const std::vector<uint64_t> &last = table.back();
+    std::vector<uint64_t> next(sections - 2 * width + 1);
+    for (size_t s = 0; s < next.size(); ++s)
+      next[s] = std::max(last[s], last[s + width]);
+    table.push_back(std::move(next));
+  }
+  std::vector<uint64_t> result(buffers.size(), 0);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (buffers[i].isEmpty())
+      continue;
+    size_t lo = index(buffers[i].begin), hi = index(buffers[i].end);
+    size_t level = 63 - __builtin_clzll(hi - lo);
+    result[i] = std::max(table[level][lo], table[level][hi - (1u << level)]);
+  }
+  return result;
+}
+
+/// The non-empty buffers in the order a heuristic takes them.
+static std::vector<size_t>
+sequenceOf(const std::vector<PlacementBuffer> &buffers, PlacementOrder order) {
   const size_t n = buffers.size();
   std::vector<size_t> sequence;
   sequence.reserve(n);
@@ -261,6 +316,10 @@ remat::placeGreedy(const std::vector<PlacementBuffer> &buffers,
       sequence.push_back(i);
   auto length = [&](size_t i) {
     return static_cast<uint64_t>(buffers[i].end - buffers[i].begin);
+  };
+  // 128-bit products: bytes < 2^62, lifetimes up to 2^64.
+  auto area = [&](size_t i) {
+    return (unsigned __int128)buffers[i].bytes * length(i);
   };
   // Ties fall back to larger size, longer life, earlier begin, lower index:
   // deterministic on every platform (stable_sort on an index order).
@@ -290,11 +349,8 @@ remat::placeGreedy(const std::vector<PlacementBuffer> &buffers,
     break;
   case PlacementOrder::Area:
     std::stable_sort(sequence.begin(), sequence.end(), [&](size_t a, size_t b) {
-      // 128-bit products: bytes < 2^62, lifetimes up to 2^64.
-      unsigned __int128 areaA = (unsigned __int128)buffers[a].bytes * length(a);
-      unsigned __int128 areaB = (unsigned __int128)buffers[b].bytes * length(b);
-      if (areaA != areaB)
-        return areaA > areaB;
+      if (area(a) != area(b))
+        return area(a) > area(b);
       return bySize(a, b);
     });
     break;
@@ -303,7 +359,60 @@ remat::placeGreedy(const std::vector<PlacementBuffer> &buffers,
       return buffers[a].begin < buffers[b].begin;
     });
     break;
+  case PlacementOrder::Breadth: {
+    std::vector<uint64_t> breadth = placementBreadths(buffers);
+    std::stable_sort(sequence.begin(), sequence.end(), [&](size_t a, size_t b) {
+      if (breadth[a] != breadth[b])
+        return breadth[a] > breadth[b];
+      if (area(a) != area(b))
+        return area(a) > area(b);
+      return bySize(a, b);
+    });
+    break;
   }
+  }
+  return sequence;
+}
+
+/// The skyline dive (PlacementFit::Skyline) with the ties broken by the
+/// position in `sequence`, which lists the non-empty buffers.
+static std::vector<uint64_t>
+skylineDive(const std::vector<PlacementBuffer> &buffers,
+            const std::vector<size_t> &sequence) {
+  const size_t n = buffers.size();
+  std::vector<uint64_t> offsets(n, 0);
+  // rank[i]: the tie-break. `lowest[i]`: the lowest offset buffer i can
+  // take on top of the conflicting buffers placed so far (aligned).
+  std::vector<size_t> rank(n, 0);
+  for (size_t k = 0; k < sequence.size(); ++k)
+    rank[sequence[k]] = k;
+  std::vector<uint64_t> lowest(n, 0);
+  std::vector<size_t> todo = sequence;
+  while (!todo.empty()) {
+    size_t pick = 0;
+    for (size_t k = 1; k < todo.size(); ++k)
+      if (std::tie(lowest[todo[k]], rank[todo[k]]) <
+          std::tie(lowest[todo[pick]], rank[todo[pick]]))
+        pick = k;
+    size_t i = todo[pick];
+    todo[pick] = todo.back();
+    todo.pop_back();
+    offsets[i] = lowest[i];
+    const uint64_t top = offsets[i] + buffers[i].bytes;
+    for (size_t j : todo)
+      if (buffers[j].begin < buffers[i].end && buffers[i].begin < buffers[j].end)
+        lowest[j] = std::max(lowest[j], alignUp(top, buffers[j].alignment));
+  }
+  return offsets;
+}
+
+std::vector<uint64_t>
+remat::placeGreedy(const std::vector<PlacementBuffer> &buffers,
+                   PlacementOrder order, PlacementFit fit) {
+  const size_t n = buffers.size();
+  std::vector<size_t> sequence = sequenceOf(buffers, order);
+  if (fit == PlacementFit::Skyline)
+    return skylineDive(buffers, sequence);
 
   std::vector<uint64_t> offsets(n, 0);
   // The placed buffers in increasing offset order. A buffer goes into a gap
@@ -574,6 +683,8 @@ SubOutcome PartitionSearch::run(uint64_t nodeLimit, Clock::time_point deadline,
 
   // Places k at its minimum offset; false if the partial placement is cut.
   std::vector<size_t> affected;
+  std::vector<uint64_t> visited(numSections, 0);
+  uint64_t stamp = 0;
   auto place = [&](Frame &frame, size_t k) {
     frame.placed = k;
     frame.offsetMark = offsetLog.size();
@@ -601,10 +712,15 @@ SubOutcome PartitionSearch::run(uint64_t nodeLimit, Clock::time_point deadline,
       total[s] -= size[k];
     }
     // Unallocated floor: a section's unplaced buffers all sit at or above
-    // the least of their minimum offsets.
-    if (useUnallocatedFloor)
+    // the least of their minimum offsets. Only the sections of buffers
+    // whose minimum offset rose can change; each is visited once.
+    if (useUnallocatedFloor) {
+      ++stamp;
       for (size_t j : affected)
         for (size_t s = first[j]; s < last[j]; ++s) {
+          if (visited[s] == stamp)
+            continue;
+          visited[s] = stamp;
           uint64_t least = std::numeric_limits<uint64_t>::max();
           for (size_t other : members[s])
             if (offset[other] == kUnplaced)
@@ -615,6 +731,7 @@ SubOutcome PartitionSearch::run(uint64_t nodeLimit, Clock::time_point deadline,
             floor[s] = least;
           }
         }
+    }
     if (!ok)
       return false;
     // Section inference with the monotonic floor (every later buffer goes
@@ -834,6 +951,12 @@ PlacementResult remat::placeBuffers(const std::vector<PlacementBuffer> &buffers,
         {PlacementOrder::Lifetime, PlacementFit::Best},
         {PlacementOrder::Area, PlacementFit::Best},
         {PlacementOrder::Program, PlacementFit::First},
+        {PlacementOrder::Lifetime, PlacementFit::Skyline},
+        {PlacementOrder::Size, PlacementFit::Skyline},
+        {PlacementOrder::Area, PlacementFit::Skyline},
+        {PlacementOrder::Program, PlacementFit::Skyline},
+        {PlacementOrder::Breadth, PlacementFit::Skyline},
+        {PlacementOrder::Breadth, PlacementFit::Best},
     };
     for (auto [order, fit] : kHeuristics) {
       Clock::time_point start = Clock::now();
@@ -853,6 +976,72 @@ PlacementResult remat::placeBuffers(const std::vector<PlacementBuffer> &buffers,
   if (buffers.empty())
     result.method = "empty";
 
+  // The time limit covers the random dives and the exact search.
+  const Clock::time_point start = Clock::now();
+  const bool limited = options.timeLimitSeconds > 0;
+  auto timeLeft = [&] {
+    return !limited || secondsSince(start) < options.timeLimitSeconds;
+  };
+
+  // Random dives: skyline dives whose priorities (lifetime, area or
+  // breadth, in turn) are scaled by random factors of growing spread, so
+  // that each dive breaks the ties of the lowest skyline differently. The
+  // dives differ most where the deterministic heuristics disagree, at the
+  // fullest steps; the best of a few often closes most of the remaining gap
+  // on large plans, where the exact search rarely finishes.
+  if (options.heuristics && options.randomDives > 0 &&
+      result.arenaBytes > result.lowerBoundBytes) {
+    Clock::time_point diveStart = Clock::now();
+    std::vector<uint64_t> breadth = placementBreadths(buffers);
+    uint64_t state = 0x22dec0de;
+    std::vector<size_t> sequence;
+    std::vector<double> key(buffers.size(), 0);
+    uint64_t bestDive = 0;
+    bool found = false;
+    for (unsigned dive = 0; dive < options.randomDives && timeLeft() &&
+                            result.arenaBytes > result.lowerBoundBytes;
+         ++dive) {
+      static const double kSpread[] = {0.05, 0.2, 0.5, 1.0};
+      double spread = kSpread[dive % 4];
+      unsigned base = (dive / 4) % 3;
+      sequence.clear();
+      for (size_t i = 0; i < buffers.size(); ++i) {
+        const PlacementBuffer &b = buffers[i];
+        if (b.isEmpty())
+          continue;
+        sequence.push_back(i);
+        double length = double(b.end - b.begin);
+        double primary = base == 0   ? length
+                         : base == 1 ? length * double(b.bytes)
+                                     : double(breadth[i]);
+        // splitmix64 (fixed seed): the same dives on every platform.
+        uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        double unit = double((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+        key[i] = primary * (1 + spread * (unit - 0.5));
+      }
+      std::stable_sort(sequence.begin(), sequence.end(),
+                       [&](size_t a, size_t b) { return key[a] > key[b]; });
+      std::vector<uint64_t> offsets = skylineDive(buffers, sequence);
+      uint64_t arena = placementArena(buffers, offsets);
+      if (!found || arena < bestDive)
+        bestDive = arena;
+      found = true;
+      adopt(std::move(offsets), "skyline-random");
+    }
+    PlacementAttempt attempt;
+    attempt.method = "skyline-random";
+    attempt.found = found;
+    attempt.arenaBytes = found ? bestDive : 0;
+    attempt.seconds = secondsSince(diveStart);
+    result.attempts.push_back(attempt);
+    LLVM_DEBUG(llvm::dbgs() << "placement: random dives: best arena "
+                            << bestDive << " ("
+                            << llvm::format("%.4f", attempt.seconds)
+                            << " s)\n");
+  }
+
   // Binary search on the capacity between the proven lower bound and the
   // incumbent, the lower bound first (the usual answer on real plans, where
   // a placement meeting the live peak often exists). Each probe gets half
@@ -860,9 +1049,8 @@ PlacementResult remat::placeBuffers(const std::vector<PlacementBuffer> &buffers,
   // the others. `lo` is proven (no arena below it exists); `probe` is the
   // least capacity not yet tried, above the probes that stopped unproven.
   uint64_t lo = result.lowerBoundBytes;
-  if (options.exact && lo < result.arenaBytes) {
-    Clock::time_point start = Clock::now();
-    const bool limited = options.timeLimitSeconds > 0;
+  if (options.exact && lo < result.arenaBytes && timeLeft()) {
+    Clock::time_point searchStart = Clock::now();
     bool improved = false, first = true;
     uint64_t probe = lo;
     while (probe < result.arenaBytes) {
@@ -909,7 +1097,7 @@ PlacementResult remat::placeBuffers(const std::vector<PlacementBuffer> &buffers,
     attempt.method = "exact";
     attempt.found = improved;
     attempt.arenaBytes = improved ? result.arenaBytes : 0;
-    attempt.seconds = secondsSince(start);
+    attempt.seconds = secondsSince(searchStart);
     result.attempts.push_back(attempt);
   }
   result.lowerBoundBytes = std::max(result.lowerBoundBytes,

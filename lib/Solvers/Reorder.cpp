@@ -13,6 +13,7 @@
 #include "llvm/Support/Format.h"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <numeric>
 #include <unordered_map>
@@ -146,7 +147,7 @@ std::vector<uint64_t> orderProfile(MemoryModel &model,
 struct OrderScore {
   uint64_t peak = 0;
   size_t atPeak = 0;
-  long double area = 0;
+  unsigned __int128 area = 0;
   bool operator<(const OrderScore &other) const {
     return std::tie(peak, atPeak, area) <
            std::tie(other.peak, other.atPeak, other.area);
@@ -292,18 +293,90 @@ std::vector<NodeId> improveLocally(MemoryModel &model,
                                    std::vector<NodeId> order,
                                    const Deadline &deadline,
                                    size_t maxCandidates = 256) {
+  const size_t n = order.size();
   std::vector<uint32_t> position;
-  std::vector<uint64_t> profile = orderProfile(model, order, position);
-  OrderScore score = scoreOf(profile);
-  std::vector<NodeId> trial;
-  std::vector<uint32_t> trialPosition;
+  std::vector<uint64_t> profile, after(n);
+  // Per prefix / suffix of the current order: the largest step and how many
+  // steps reach it, so that a move is scored by simulating only the window
+  // of steps it shifts (the resident bytes before and after the window are
+  // the same, since the same nodes have run).
+  std::vector<uint64_t> prefixMax(n), suffixMax(n + 1);
+  std::vector<size_t> prefixCount(n), suffixCount(n + 1);
+  OrderScore score;
+  auto analyse = [&] {
+    profile = orderProfile(model, order, position);
+    uint64_t mem = 0;
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t at = static_cast<uint32_t>(i);
+      mem = model.step(order[i], mem, [&](NodeId u) {
+        return position[u] < at;
+      }).second;
+      after[i] = mem;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t before = i ? prefixMax[i - 1] : 0;
+      size_t count = i ? prefixCount[i - 1] : 0;
+      prefixMax[i] = std::max(before, profile[i]);
+      prefixCount[i] = profile[i] > before    ? 1
+                       : profile[i] == before ? count + 1
+                                              : count;
+    }
+    suffixMax[n] = 0;
+    suffixCount[n] = 0;
+    for (size_t i = n; i-- > 0;) {
+      uint64_t behind = suffixMax[i + 1];
+      suffixMax[i] = std::max(behind, profile[i]);
+      suffixCount[i] = profile[i] > behind    ? 1
+                       : profile[i] == behind ? suffixCount[i + 1] + 1
+                                              : suffixCount[i + 1];
+    }
+    score = scoreOf(profile);
+  };
+  analyse();
+  std::vector<NodeId> window;
+  std::vector<uint64_t> windowBytes;
   auto moved = [&](size_t from, size_t to) {
-    // `to` is the index the node has in the new order.
-    trial = order;
-    NodeId v = trial[from];
-    trial.erase(trial.begin() + from);
-    trial.insert(trial.begin() + to, v);
-    return scoreOf(orderProfile(model, trial, trialPosition));
+    // `to` is the index the node has in the new order; only the steps in
+    // [lo, hi] change.
+    const size_t lo = std::min(from, to), hi = std::max(from, to);
+    window.clear();
+    if (from < to) {
+      window.assign(order.begin() + lo + 1, order.begin() + hi + 1);
+      window.push_back(order[from]);
+    } else {
+      window.push_back(order[from]);
+      window.insert(window.end(), order.begin() + lo, order.begin() + hi);
+    }
+    for (size_t k = 0; k < window.size(); ++k)
+      position[window[k]] = static_cast<uint32_t>(lo + k);
+    uint64_t mem = lo ? after[lo - 1] : 0;
+    windowBytes.clear();
+    for (size_t k = 0; k < window.size(); ++k) {
+      uint32_t at = static_cast<uint32_t>(lo + k);
+      auto [during, next] = model.step(window[k], mem, [&](NodeId u) {
+        return position[u] < at;
+      });
+      windowBytes.push_back(during);
+      mem = next;
+    }
+    for (size_t k = lo; k <= hi; ++k)
+      position[order[k]] = static_cast<uint32_t>(k);
+    OrderScore trial;
+    trial.peak = std::max(lo ? prefixMax[lo - 1] : 0, suffixMax[hi + 1]);
+    for (uint64_t bytes : windowBytes)
+      trial.peak = std::max(trial.peak, bytes);
+    if (lo && prefixMax[lo - 1] == trial.peak)
+      trial.atPeak += prefixCount[lo - 1];
+    if (suffixMax[hi + 1] == trial.peak)
+      trial.atPeak += suffixCount[hi + 1];
+    trial.area = score.area;
+    for (size_t k = lo; k <= hi; ++k)
+      trial.area -= profile[k];
+    for (uint64_t bytes : windowBytes) {
+      trial.area += bytes;
+      trial.atPeak += bytes == trial.peak;
+    }
+    return trial;
   };
   while (!deadline.passed()) {
     size_t peak = std::max_element(profile.begin(), profile.end()) -
@@ -360,13 +433,17 @@ std::vector<NodeId> improveLocally(MemoryModel &model,
       if (deadline.passed())
         break;
     }
+    LLVM_DEBUG(llvm::dbgs() << "reorder: local round: " << tried
+                            << " moves tried, peak " << score.peak << " -> "
+                            << bestScore.peak << "\n");
     if (!best)
       break;
     NodeId v = order[best->first];
     order.erase(order.begin() + best->first);
     order.insert(order.begin() + best->second, v);
-    profile = orderProfile(model, order, position);
-    score = scoreOf(profile);
+    analyse();
+    assert(!(bestScore < score) && !(score < bestScore) &&
+           "the window score differs from the whole order's");
   }
   return order;
 }
@@ -591,9 +668,20 @@ ReorderResult remat::reorderForMemory(const TrainingGraph &graph,
   result.lowerBoundBytes = std::max(peakLowerBound(graph), outputs);
 
   if (result.peakBytes > result.lowerBoundBytes && n > 0) {
-    offer(beamOrder(model, std::max(1u, options.beamWidth), deadline), "beam");
-    if (options.localSearch && result.peakBytes > result.lowerBoundBytes)
+    std::vector<NodeId> beam =
+        beamOrder(model, std::max(1u, options.beamWidth), deadline);
+    std::vector<NodeId> start = result.order;
+    offer(beam, "beam");
+    // Local moves from the best order so far, and from the beam's when it
+    // is not that one (the two often end in different local optima).
+    if (options.localSearch && result.peakBytes > result.lowerBoundBytes) {
+      bool beamIsBest = result.method == "beam";
       offer(improveLocally(model, result.order, deadline), "local");
+      if (!beamIsBest && result.peakBytes > result.lowerBoundBytes)
+        offer(improveLocally(model, beam, deadline), "local");
+      else if (beamIsBest && result.peakBytes > result.lowerBoundBytes)
+        offer(improveLocally(model, start, deadline), "local");
+    }
     if (n <= options.maxExactNodes &&
         result.peakBytes > result.lowerBoundBytes && !deadline.passed()) {
       ExactOutcome exact = exactOrder(model, result.peakBytes,

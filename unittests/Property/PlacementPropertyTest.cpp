@@ -168,7 +168,13 @@ TEST(PlacementProperty, EverySolversPlanPlacedWithoutOverlap) {
       {PlacementOrder::Conflicts, PlacementFit::Best},
       {PlacementOrder::Lifetime, PlacementFit::Best},
       {PlacementOrder::Area, PlacementFit::Best},
-      {PlacementOrder::Program, PlacementFit::First}};
+      {PlacementOrder::Program, PlacementFit::First},
+      {PlacementOrder::Lifetime, PlacementFit::Skyline},
+      {PlacementOrder::Size, PlacementFit::Skyline},
+      {PlacementOrder::Area, PlacementFit::Skyline},
+      {PlacementOrder::Program, PlacementFit::Skyline},
+      {PlacementOrder::Breadth, PlacementFit::Skyline},
+      {PlacementOrder::Breadth, PlacementFit::Best}};
   size_t plans = 0, placements = 0, withInPlace = 0, withWorkspace = 0;
   for (uint64_t index = 0; index < 120; ++index) {
     Rng rng(graphSeed(22, index));

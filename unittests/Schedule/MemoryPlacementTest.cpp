@@ -46,6 +46,12 @@ const std::pair<PlacementOrder, PlacementFit> kAllHeuristics[] = {
     {PlacementOrder::Lifetime, PlacementFit::Best},
     {PlacementOrder::Area, PlacementFit::Best},
     {PlacementOrder::Program, PlacementFit::First},
+    {PlacementOrder::Lifetime, PlacementFit::Skyline},
+    {PlacementOrder::Size, PlacementFit::Skyline},
+    {PlacementOrder::Area, PlacementFit::Skyline},
+    {PlacementOrder::Program, PlacementFit::Skyline},
+    {PlacementOrder::Breadth, PlacementFit::Skyline},
+    {PlacementOrder::Breadth, PlacementFit::Best},
     {PlacementOrder::Program, PlacementFit::Best},
     {PlacementOrder::Size, PlacementFit::First},
 };
@@ -324,6 +330,28 @@ TEST(Placement, ProvesAnOptimumAboveTheLivePeak) {
   EXPECT_EQ(placementLivePeak(buffers), 9u);
   EXPECT_EQ(orderOptimum(buffers), 10u);
   checkAgainst(buffers, 10, "above the live peak");
+}
+
+TEST(Placement, BreadthsAgainstBruteForce) {
+  std::mt19937_64 rng(17);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<PlacementBuffer> buffers =
+        randomInstance(rng, 1 + rng() % 40, 100, 0, 1 + rng() % 30);
+    std::vector<uint64_t> breadths = placementBreadths(buffers);
+    ASSERT_EQ(breadths.size(), buffers.size());
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      uint64_t most = 0;
+      if (!buffers[i].isEmpty())
+        for (int64_t t = buffers[i].begin; t < buffers[i].end; ++t) {
+          uint64_t alive = 0;
+          for (const PlacementBuffer &b : buffers)
+            if (!b.isEmpty() && b.begin <= t && t < b.end)
+              alive += b.bytes;
+          most = std::max(most, alive);
+        }
+      EXPECT_EQ(breadths[i], most) << "trial " << trial << " buffer " << i;
+    }
+  }
 }
 
 /// Hundreds of buffers: every method valid, the result no worse than any

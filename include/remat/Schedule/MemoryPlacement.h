@@ -64,6 +64,11 @@ llvm::Error checkPlacementProblem(const std::vector<PlacementBuffer> &buffers);
 /// the buffers alive at t. A lower bound on every arena.
 uint64_t placementLivePeak(const std::vector<PlacementBuffer> &buffers);
 
+/// For each buffer, its breadth: the most bytes alive at one step of its
+/// lifetime (0 for an empty buffer). O(n log n).
+std::vector<uint64_t>
+placementBreadths(const std::vector<PlacementBuffer> &buffers);
+
 /// A lower bound on the arena of every placement, at least the live peak: at
 /// each step, the buffers alive sit at multiples of g, the smallest alignment
 /// of a non-empty buffer, so each of them but the topmost occupies its size
@@ -100,36 +105,54 @@ enum class PlacementOrder {
   Area,
   /// Program order: by begin, then by index.
   Program,
+  /// Largest breadth first: the most bytes alive at one step of the
+  /// buffer's lifetime (the buffers of the fullest steps make the arena:
+  /// TFLite's "greedy by breadth", Pisarchyk & Lee §4.3; MiniMalloc's "T"
+  /// key), then larger area.
+  Breadth,
 };
 
-/// Where a greedy heuristic puts a buffer among the gaps that the placed
-/// buffers alive with it leave.
+/// How a greedy heuristic places the buffers.
 enum class PlacementFit {
-  /// The smallest gap it fits in (else on top of everything).
+  /// In `order`, each into the smallest gap it fits in among the
+  /// conflicting buffers already placed (else on top of everything).
   Best,
-  /// The lowest gap it fits in.
+  /// In `order`, each into the lowest gap it fits in.
   First,
+  /// Skyline: repeatedly the unplaced buffer that can go lowest, on top of
+  /// the conflicting buffers placed so far, `order` breaking ties. Offsets
+  /// never decrease: this is one dive of MiniMalloc's search (its dynamic
+  /// ordering, §4.1) without backtracking.
+  Skyline,
 };
 
-/// One greedy placement: the buffers in `order`, each at the gap `fit`
-/// chooses among the conflicting buffers already placed. O(n^2) time.
+/// One greedy placement (see PlacementFit). O(n^2) time.
 std::vector<uint64_t> placeGreedy(const std::vector<PlacementBuffer> &buffers,
                                   PlacementOrder order, PlacementFit fit);
 
-/// The name of a heuristic, as PlacementResult::method reports it
-/// ("greedy-size", "greedy-conflicts", "greedy-lifetime", "greedy-area",
-/// "first-fit-program", or "best-fit-program" etc. for other combinations).
+/// The name of a heuristic, as PlacementResult::method reports it:
+/// "greedy-<order>" for best fit ("greedy-size", "greedy-conflicts", ...),
+/// "first-fit-program", "skyline-<order>" ("skyline-lifetime", ...), and
+/// "first-fit-<order>", "best-fit-program" for the other combinations. The
+/// random dives are "skyline-random", the exact search "exact".
 std::string placementMethodName(PlacementOrder order, PlacementFit fit);
 
 struct PlacementOptions {
   /// Run the greedy heuristics (best fit by size, conflicts, lifetime, area;
-  /// first fit in program order) and start from the best of them.
+  /// first fit in program order; skyline by lifetime, size, area, program
+  /// order) and start from the best of them.
   bool heuristics = true;
   /// Run the exact search after the heuristics (unless their best already
   /// meets the lower bound).
   bool exact = true;
-  /// Wall-clock limit of the exact search, seconds; 0: no limit (the search
-  /// may take exponential time: for tests on small instances).
+  /// Skyline dives with randomly perturbed priorities after the
+  /// deterministic heuristics, while the arena is above the lower bound (a
+  /// fixed seed: the same input gives the same placement unless the time
+  /// limit cuts the dives short).
+  unsigned randomDives = 16;
+  /// Wall-clock limit of the random dives and the exact search together,
+  /// seconds; 0: no limit (the search may take exponential time: for tests
+  /// on small instances).
   double timeLimitSeconds = 1.0;
 };
 
@@ -154,7 +177,7 @@ struct PlacementResult {
   /// by the capacities the exact search proved infeasible.
   uint64_t lowerBoundBytes = 0;
   /// Which method's placement `offsets` is: a heuristic's name
-  /// (placementMethodName) or "exact".
+  /// (placementMethodName), "skyline-random" or "exact".
   std::string method;
   /// Proven optimal: the arena meets the lower bound, or the exact search
   /// proved that one byte less is infeasible.
