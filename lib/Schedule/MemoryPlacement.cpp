@@ -1187,3 +1187,16 @@ remat::scheduleBuffers(const TrainingGraph &graph, const Schedule &schedule,
       buffer.end = static_cast<int64_t>(numSteps);
   return result;
 }
+
+llvm::Expected<SchedulePlacement>
+remat::placeSchedule(const TrainingGraph &graph, const Schedule &schedule,
+                     uint64_t alignment, const PlacementOptions &options) {
+  llvm::Expected<ScheduleBuffers> buffers =
+      scheduleBuffers(graph, schedule, alignment);
+  if (!buffers)
+    return buffers.takeError();
+  SchedulePlacement result;
+  result.placement = placeBuffers(buffers->buffers, options);
+  result.buffers = std::move(*buffers);
+  return result;
+}

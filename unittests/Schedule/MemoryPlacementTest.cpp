@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
+#include <set>
 
 using namespace remat;
 
@@ -456,6 +457,29 @@ TEST(ScheduleBuffers, InPlaceUpdateSharesTheInputsBuffer) {
   EXPECT_EQ(placed.lowerBoundBytes, 36u);
   EXPECT_EQ(placed.arenaBytes, 36u);
   EXPECT_TRUE(placed.optimal);
+}
+
+TEST(ScheduleBuffers, PlaceScheduleGivesEveryOutputAnOffset) {
+  Graph G;
+  Schedule schedule = insertEarlyFrees(G.g, {G.f0, G.f1, G.acc, G.loss});
+  llvm::Expected<SchedulePlacement> placed = placeSchedule(G.g, schedule, 16);
+  ASSERT_TRUE(bool(placed)) << llvm::toString(placed.takeError());
+  expectValid(placed->buffers.buffers, placed->placement.offsets);
+  EXPECT_EQ(placed->placement.arenaBytes, 36u);
+  // The accumulation writes where a was.
+  EXPECT_EQ(placed->outputOffset(2, 0), placed->outputOffset(0, 0));
+  ASSERT_TRUE(placed->workspaceOffset(1).has_value());
+  EXPECT_EQ(*placed->workspaceOffset(1) % 16, 0u);
+  EXPECT_FALSE(placed->workspaceOffset(0).has_value());
+  // b and the workspace are alive at f1 with a: three different places.
+  std::set<uint64_t> atF1 = {placed->outputOffset(0, 0),
+                             placed->outputOffset(1, 0),
+                             *placed->workspaceOffset(1)};
+  EXPECT_EQ(atF1.size(), 3u);
+  llvm::Expected<SchedulePlacement> invalid =
+      placeSchedule(G.g, Schedule{{Step::compute(G.f1)}});
+  ASSERT_FALSE(bool(invalid));
+  llvm::consumeError(invalid.takeError());
 }
 
 TEST(ScheduleBuffers, NotInPlaceWhenTheInputIsReadLater) {

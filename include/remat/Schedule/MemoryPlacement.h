@@ -28,6 +28,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -273,6 +274,33 @@ struct ScheduleBuffers {
 llvm::Expected<ScheduleBuffers> scheduleBuffers(const TrainingGraph &graph,
                                                 const Schedule &schedule,
                                                 uint64_t alignment = 1);
+
+/// A schedule's buffers and their placement (placeSchedule).
+struct SchedulePlacement {
+  ScheduleBuffers buffers;
+  PlacementResult placement;
+
+  /// The arena offset of output `k` (index into Node::outputs) of the
+  /// Compute at statement `step`.
+  uint64_t outputOffset(size_t step, size_t k) const {
+    return placement.offsets[buffers.outputBuffers[step][k]];
+  }
+  /// The arena offset of the workspace of the Compute at `step`; nullopt
+  /// when it has none.
+  std::optional<uint64_t> workspaceOffset(size_t step) const {
+    int buffer = buffers.workspaceBuffers[step];
+    if (buffer < 0)
+      return std::nullopt;
+    return placement.offsets[buffer];
+  }
+};
+
+/// scheduleBuffers, then placeBuffers: every buffer the compiled step
+/// allocates at an offset of one arena of placement.arenaBytes bytes (errors
+/// as scheduleBuffers).
+llvm::Expected<SchedulePlacement>
+placeSchedule(const TrainingGraph &graph, const Schedule &schedule,
+              uint64_t alignment = 1, const PlacementOptions &options = {});
 
 } // namespace remat
 
