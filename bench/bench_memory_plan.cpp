@@ -18,8 +18,13 @@
 //
 // Not a test: it never fails on a time or a ratio (bench/README.md).
 //
+//  3. the solvers that recompute (chen-sqrtn, rotor, auto) started from the
+//     reordered graph (solveOnReorderedGraph) next to the same solver on
+//     the program's order: simulated peak and cost overhead.
+//
 //   remat-bench-memory-plan [--json FILE] [--alignment A] [--time-limit S]
-//       [--auto-time-limit S] [--plans none,reorder,...] GRAPH.json...
+//       [--auto-time-limit S] [--plans none,reorder,...] [--no-reordered]
+//       GRAPH.json...
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +45,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +66,7 @@ struct Options {
   uint64_t alignment = 64;
   double timeLimit = 10;
   double autoTimeLimit = 10;
+  bool compareReordered = true;
   std::vector<std::string> plans = {"none", "reorder", "chen-sqrtn",
                                     "rotor@60%", "auto@60%"};
   std::vector<std::string> graphs;
@@ -70,7 +77,7 @@ struct Options {
                << "\nusage: remat-bench-memory-plan [--json FILE] "
                   "[--alignment A] [--time-limit S] [--auto-time-limit S] "
                   "[--plans none,reorder,chen-sqrtn,rotor@60%,auto@60%] "
-                  "GRAPH.json...\n";
+                  "[--no-reordered] GRAPH.json...\n";
   std::exit(2);
 }
 
@@ -85,6 +92,8 @@ Options parseOptions(int argc, char **argv) {
     };
     if (arg == "--json")
       options.json = value().str();
+    else if (arg == "--no-reordered")
+      options.compareReordered = false;
     else if (arg == "--alignment") {
       if (value().getAsInteger(10, options.alignment) ||
           !llvm::isPowerOf2_64(options.alignment))
@@ -113,7 +122,8 @@ Options parseOptions(int argc, char **argv) {
 llvm::Expected<SolverResult> makePlan(const TrainingGraph &graph,
                                       llvm::StringRef plan,
                                       uint64_t checkpointAllPeak,
-                                      const Options &options) {
+                                      const Options &options,
+                                      bool reordered = false) {
   auto [name, budgetText] = plan.split('@');
   if (name == "none") {
     std::vector<NodeId> order(graph.numNodes());
@@ -139,6 +149,8 @@ llvm::Expected<SolverResult> makePlan(const TrainingGraph &graph,
     solverOptions.budget =
         static_cast<uint64_t>(double(checkpointAllPeak) * percent / 100);
   }
+  if (reordered)
+    return solveOnReorderedGraph(graph, *solver, solverOptions);
   return runSolver(*solver, graph, solverOptions);
 }
 
@@ -178,6 +190,13 @@ int main(int argc, char **argv) {
     double heuristicSeconds;
   };
   std::vector<PlacementLine> placementLines;
+  struct StartLine {
+    std::string model, plan;
+    SimulationReport original, reordered;
+    std::string originalSolver, reorderedSolver;
+  };
+  std::vector<StartLine> startLines;
+  llvm::json::Array startRows;
 
   for (const std::string &path : options.graphs) {
     llvm::Expected<TrainingGraph> loaded = loadGraphFile(path);
@@ -220,6 +239,32 @@ int main(int argc, char **argv) {
         llvm::errs() << "  " << plan << ": "
                      << llvm::toString(solved.takeError()) << "\n";
         continue;
+      }
+      // The same solver started from the reordered graph
+      // (solveOnReorderedGraph), for the solvers that recompute.
+      if (options.compareReordered && plan != "none" &&
+          !llvm::StringRef(plan).starts_with("reorder")) {
+        llvm::Expected<SolverResult> fromReordered =
+            makePlan(graph, plan, all->report.peakBytes, options, true);
+        if (!fromReordered) {
+          llvm::errs() << "  " << plan << " on the reordered graph: "
+                       << llvm::toString(fromReordered.takeError()) << "\n";
+        } else {
+          startLines.push_back({model, plan, solved->report,
+                                fromReordered->report, solved->solver,
+                                fromReordered->solver});
+          startRows.push_back(llvm::json::Object{
+              {"model", model},
+              {"plan", plan},
+              {"solver", solved->solver},
+              {"reordered_solver", fromReordered->solver},
+              {"peak_bytes", solved->report.peakBytes},
+              {"reordered_peak_bytes", fromReordered->report.peakBytes},
+              {"overhead", solved->report.overhead()},
+              {"reordered_overhead", fromReordered->report.overhead()},
+              {"meets_budget", solved->meetsBudget},
+              {"reordered_meets_budget", fromReordered->meetsBudget}});
+        }
       }
       llvm::Expected<ScheduleBuffers> buffers =
           scheduleBuffers(graph, solved->schedule, options.alignment);
@@ -321,6 +366,22 @@ int main(int argc, char **argv) {
                         r.seconds);
   }
 
+  if (!startLines.empty()) {
+    os << "\nSolvers started from the reordered graph "
+          "(solveOnReorderedGraph): simulated peak (MB) and cost overhead\n\n";
+    os << llvm::formatv("{0,-13} {1,-11} {2,-22} {3,10} {4,9} {5,-22} {6,10} "
+                        "{7,9}\n",
+                        "model", "plan", "solver", "peak", "overhead",
+                        "reordered", "peak", "overhead");
+    for (const StartLine &line : startLines)
+      os << llvm::formatv("{0,-13} {1,-11} {2,-22} {3,10:F3} {4,9:F3} "
+                          "{5,-22} {6,10:F3} {7,9:F3}\n",
+                          line.model, line.plan, line.originalSolver,
+                          mb(line.original.peakBytes), line.original.overhead(),
+                          line.reorderedSolver, mb(line.reordered.peakBytes),
+                          line.reordered.overhead());
+  }
+
   if (!options.json.empty()) {
     std::error_code ec;
     llvm::raw_fd_ostream file(options.json, ec);
@@ -335,6 +396,7 @@ int main(int argc, char **argv) {
             {"alignment", options.alignment},
             {"time_limit_seconds", options.timeLimit},
             {"order", std::move(orderRows)},
+            {"reordered_start", std::move(startRows)},
             {"placement", std::move(placementRows)}}));
   }
   return 0;

@@ -552,13 +552,16 @@ public:
     for (size_t k = 0; k < m; ++k)
       for (size_t s = first[k]; s < last[k]; ++s)
         sectionTotal[s] += size[k];
-    // The unallocated-floor inference reads each section's members; it is
-    // skipped where that index would be too large to keep (it only
-    // strengthens the pruning).
+    // The unallocated-floor inference reads the members of every section a
+    // raised buffer spans, at each node: on densenet121's plan (3098
+    // buffers) that made a node 12x slower (1.65 ms against 0.14 ms) for no
+    // node saved. It only strengthens the pruning, so it runs where the
+    // sections hold few members in all (small instances, where proofs of
+    // infeasibility are within reach).
     uint64_t memberships = 0;
     for (size_t k = 0; k < m; ++k)
       memberships += last[k] - first[k];
-    useUnallocatedFloor = memberships <= (uint64_t(1) << 22);
+    useUnallocatedFloor = memberships <= (uint64_t(1) << 16);
   }
 
   /// Sorts the local buffers by a preorder ("WAT", "TAW", "TWA").
@@ -650,16 +653,35 @@ SubOutcome PartitionSearch::run(uint64_t nodeLimit, Clock::time_point deadline,
     bool hatless = false;
   };
 
+  // The child's candidates: the parent's, less the buffer just placed, by
+  // (minimum offset, id). Only the buffers in `raised` (whose minimum offset
+  // the placement raised) move, and only later: the others keep their
+  // order, so a merge with the few raised ones, sorted, replaces a full sort
+  // (O(m + r log r) per node instead of O(m log m)).
+  std::vector<char> isRaised(m, 0);
+  std::vector<size_t> moved;
+  auto byKey = [&](size_t a, size_t b) {
+    return std::tie(minOffset[a], a) < std::tie(minOffset[b], b);
+  };
   auto makeOrder = [&](const std::vector<size_t> &from, size_t skip,
-                       Frame &frame) {
+                       const std::vector<size_t> &raised, Frame &frame) {
+    for (size_t j : raised)
+      isRaised[j] = 1;
+    moved.assign(raised.begin(), raised.end());
+    std::sort(moved.begin(), moved.end(), byKey);
     frame.order.clear();
     frame.order.reserve(from.size());
-    for (size_t k : from)
-      if (k != skip)
-        frame.order.push_back(k);
-    std::sort(frame.order.begin(), frame.order.end(), [&](size_t a, size_t b) {
-      return std::tie(minOffset[a], a) < std::tie(minOffset[b], b);
-    });
+    size_t next = 0;
+    for (size_t k : from) {
+      if (k == skip || isRaised[k])
+        continue;
+      while (next < moved.size() && byKey(moved[next], k))
+        frame.order.push_back(moved[next++]);
+      frame.order.push_back(k);
+    }
+    frame.order.insert(frame.order.end(), moved.begin() + next, moved.end());
+    for (size_t j : raised)
+      isRaised[j] = 0;
     frame.minHeight = std::numeric_limits<uint64_t>::max();
     for (size_t k : frame.order)
       frame.minHeight = std::min(frame.minHeight, minOffset[k] + size[k]);
@@ -746,9 +768,10 @@ SubOutcome PartitionSearch::run(uint64_t nodeLimit, Clock::time_point deadline,
   std::vector<Frame> stack;
   stack.emplace_back();
   {
+    // Every minimum offset is 0 at the root: the ids are the order.
     std::vector<size_t> all(m);
     std::iota(all.begin(), all.end(), 0);
-    makeOrder(all, SIZE_MAX, stack.back());
+    makeOrder(all, SIZE_MAX, {}, stack.back());
   }
   // The root must pass the section check too (some section may hold more
   // than the capacity before anything is placed).
@@ -804,7 +827,7 @@ SubOutcome PartitionSearch::run(uint64_t nodeLimit, Clock::time_point deadline,
       child.lastOffset = at;
       child.lastId = k;
       child.hasLast = true;
-      makeOrder(frame.order, k, child);
+      makeOrder(frame.order, k, affected, child);
       stack.push_back(std::move(child)); // invalidates `frame`
       descended = true;
       break;
