@@ -852,10 +852,11 @@ remat::searchPlacement(const std::vector<PlacementBuffer> &buffers,
   offsets.assign(buffers.size(), 0);
   uint64_t visited = 0;
   const bool hasDeadline = seconds > 0;
+  // Clamped so that a huge limit cannot overflow the clock's representation.
   const Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(hasDeadline ? seconds
-                                                                   : 0));
+      Clock::now() +
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+          hasDeadline ? std::min(seconds, 1e7) : 0));
   auto finish = [&](PlacementSearchOutcome outcome) {
     if (nodes)
       *nodes = visited;

@@ -37,9 +37,11 @@ struct Deadline {
   Clock::time_point at;
   bool limited = false;
   Deadline(Clock::time_point start, double seconds) : limited(seconds > 0) {
+    // Clamped (as deadlineFrom does) so that a huge limit cannot overflow
+    // the clock's representation.
     if (limited)
       at = start + std::chrono::duration_cast<Clock::duration>(
-                       std::chrono::duration<double>(seconds));
+                       std::chrono::duration<double>(std::min(seconds, 1e7)));
   }
   bool passed() const { return limited && Clock::now() > at; }
 };

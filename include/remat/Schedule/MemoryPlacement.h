@@ -152,8 +152,8 @@ struct PlacementOptions {
   /// limit cuts the dives short).
   unsigned randomDives = 16;
   /// Wall-clock limit of the random dives and the exact search together,
-  /// seconds; 0: no limit (the search may take exponential time: for tests
-  /// on small instances).
+  /// seconds; 0 (or less): no limit (the search may take exponential time:
+  /// for tests on small instances).
   double timeLimitSeconds = 1.0;
 };
 
