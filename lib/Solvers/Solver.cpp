@@ -11,6 +11,7 @@
 #include "remat/Solvers/Checkmate.h"
 #include "remat/Solvers/HierarchySolvers.h"
 #include "remat/Solvers/Join.h"
+#include "remat/Solvers/Reorder.h"
 #include "remat/Solvers/Rotor.h"
 #include "remat/Support/Debug.h"
 
@@ -146,6 +147,13 @@ const std::vector<SolverInfo> &remat::allSolvers() {
          llvm::consumeError(structure.takeError());
          return false;
        }},
+      // Issue 22: no recomputation, the node order chosen for memory.
+      {"reorder",
+       "compute every node once in the order with the least peak found "
+       "(Serenity's dynamic program on small graphs, beam search and local "
+       "moves on large ones), every value freed after its last use",
+       [](const TrainingGraph &graph, const SolverOptions &options)
+           -> llvm::Expected<Schedule> { return solveReorder(graph, options); }},
       // Optimal rematerialisation on the whole graph (Checkmate.h).
       {"checkmate-lp",
        "Checkmate's LP relaxation (CLP) with two-phase rounding, searching "
