@@ -23,11 +23,11 @@ func.func @stack() {
 
 // -----
 
-memref.global "private" constant @weights : memref<4xf32> = dense<1.0>
-func.func @constant() -> memref<4xf32> {
-  // expected-error @+1 {{constant tensors are not supported on the GPU path}}
-  %w = memref.get_global @weights : memref<4xf32>
-  return %w : memref<4xf32>
+memref.global "private" constant @strided_weights : memref<2x2xf32, strided<[4, 1]>> = dense<1.0>
+func.func @strided_constant() -> memref<2x2xf32, strided<[4, 1]>> {
+  // expected-error @+1 {{only statically shaped identity-layout constants can}}
+  %w = memref.get_global @strided_weights : memref<2x2xf32, strided<[4, 1]>>
+  return %w : memref<2x2xf32, strided<[4, 1]>>
 }
 
 // -----

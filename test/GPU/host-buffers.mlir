@@ -103,3 +103,39 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// A constant tensor read by a kernel is its device copy, made by the runtime
+// at its first use and kept (remat_rt_device_constant), viewed with the
+// global's type; a global whose address alone is read (a library call's
+// descriptor) stays on the host.
+// CHECK-LABEL: func.func @constants
+// CHECK: %[[W:.*]] = memref.get_global @weights : memref<4xf32>
+// CHECK-NEXT: %[[ADDR:.*]] = memref.extract_aligned_pointer_as_index %[[W]]
+// CHECK-NEXT: %[[BYTES:.*]] = arith.constant 16 : i64
+// CHECK-NEXT: %[[DEV:.*]] = call @remat_rt_device_constant(%[[ADDR]], %[[BYTES]]) : (index, i64) -> memref<?xi8>
+// CHECK: %[[VIEW:.*]] = memref.view %[[DEV]][%{{.*}}][] : memref<?xi8> to memref<4xf32>
+// CHECK: gpu.launch_func @kernels::@read {{.*}} args(%[[VIEW]] : memref<4xf32>)
+// CHECK: %[[D:.*]] = memref.get_global @descriptor
+// CHECK-NEXT: memref.extract_aligned_pointer_as_index %[[D]]
+// CHECK-NOT: remat_rt_device_constant
+// CHECK: func.func private @remat_rt_device_constant(index, i64) -> memref<?xi8> attributes {llvm.emit_c_interface}
+module attributes {gpu.container_module} {
+  memref.global "private" constant @weights : memref<4xf32> = dense<1.0>
+  memref.global "private" constant @descriptor : memref<2xi64> = dense<[1, 2]>
+  func.func @constants() -> index {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %w = memref.get_global @weights : memref<4xf32>
+    gpu.launch_func @kernels::@read blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%w : memref<4xf32>)
+    %d = memref.get_global @descriptor : memref<2xi64>
+    %p = memref.extract_aligned_pointer_as_index %d : memref<2xi64> -> index
+    return %p : index
+  }
+  gpu.module @kernels {
+    gpu.func @read(%w: memref<4xf32>) kernel {
+      gpu.return
+    }
+  }
+}
