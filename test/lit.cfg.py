@@ -25,6 +25,10 @@ llvm_config.with_environment("PATH", config.remat_tools_dir, append_path=True)
 # plan) depend on its thread count: one thread, so that the byte figures the
 # tests check are the same on every machine.
 config.environment["OMP_NUM_THREADS"] = "1"
+# remat-run JIT-compiles at -O0 in the tests: they check results and bytes,
+# not speed (bench/), and LLVM's -O3 takes seconds on a model's step. Tests
+# of the optimised code pass --opt-level themselves.
+config.environment["REMAT_RUN_OPT_LEVEL"] = "0"
 
 tool_dirs = [config.remat_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["remat-opt", "remat-run", "remat-solve"],

@@ -570,3 +570,12 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
   }
   return m;
 }
+
+std::optional<llvm::SmallVector<int64_t>>
+remat::loopAddressCoefficients(linalg::LinalgOp op, OpOperand *operand) {
+  std::string whyNot;
+  std::optional<Access> access = analyzeAccess(op, operand, whyNot);
+  if (!access)
+    return std::nullopt;
+  return access->address;
+}

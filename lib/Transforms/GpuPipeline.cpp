@@ -95,6 +95,9 @@ void remat::buildLowerBufferizedToGpuPipeline(
   // into thread blocks, then a gpu.launch, outlined into a gpu.module.
   // Strided copies (padding, slices) become kernels too.
   pm.addNestedPass<func::FuncOp>(createRematCopiesToLinalgPass());
+  // Long reductions (statistics, losses): a block per output element.
+  if (options.kernels == KernelMode::Library)
+    pm.addNestedPass<func::FuncOp>(createRematGpuBlockReductionsPass());
   pm.addNestedPass<func::FuncOp>(createRematPrepareLinalgForGpuPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   RematMapParallelLoopsToGpuPassOptions mapOptions;

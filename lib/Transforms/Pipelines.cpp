@@ -75,6 +75,20 @@ remat::RematApplyPassOptions remat::RematPipelineOptions::applyOptions() const {
   return solveOptions<remat::RematApplyPassOptions>(*this);
 }
 
+/// remat-plan-library-calls for the pipeline's target, unless the kernels
+/// are loops or no target is set.
+static void addPlanLibraryCalls(OpPassManager &funcPm,
+                                const remat::RematPipelineOptions &options) {
+  using namespace remat;
+  if (options.kernels != KernelMode::Library ||
+      options.target == LibraryTarget::None)
+    return;
+  RematPlanLibraryCallsPassOptions planOptions;
+  planOptions.target = options.target == LibraryTarget::Gpu ? "gpu" : "cpu";
+  planOptions.gpuWorkspaceLimit = options.gpuWorkspaceLimit;
+  funcPm.addPass(createRematPlanLibraryCallsPass(planOptions));
+}
+
 void remat::buildRematPipeline(OpPassManager &pm,
                                const RematPipelineOptions &options) {
   // Option ranges, and a step for an explicit budget or solver to apply to:
@@ -99,13 +113,7 @@ void remat::buildRematPipeline(OpPassManager &pm,
   funcPm.addPass(createRematNormalizeDestinationsPass());
   // The contractions a library will run, with the workspace it needs: part
   // of the plan, so before the solve.
-  if (options.kernels == KernelMode::Library &&
-      options.target != LibraryTarget::None) {
-    RematPlanLibraryCallsPassOptions planOptions;
-    planOptions.target = options.target == LibraryTarget::Gpu ? "gpu" : "cpu";
-    planOptions.gpuWorkspaceLimit = options.gpuWorkspaceLimit;
-    funcPm.addPass(createRematPlanLibraryCallsPass(planOptions));
-  }
+  addPlanLibraryCalls(funcPm, options);
   funcPm.addPass(createRematApplyPass(options.applyOptions()));
 }
 
@@ -150,6 +158,10 @@ void remat::buildLowerBufferizedToCpuPipeline(
   // Strided copies (padding) as loops the compiler vectorises, instead of
   // the runtime's element-by-element memrefCopy.
   pm.addNestedPass<func::FuncOp>(createRematCopiesToLinalgPass());
+  // Innermost loops that LLVM's vectoriser takes (kernels=loops keeps the
+  // ops' own order: the reference).
+  if (options.kernels == KernelMode::Library)
+    pm.addNestedPass<func::FuncOp>(createRematPrepareLoopsForCpuPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Vector ops of a module's own code (vector.print in a test's main).
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
@@ -203,6 +215,9 @@ void remat::registerRematPipelines() {
         if (options.autodiff)
           pm.addPass(createRematAutodiffPass());
         pm.addNestedPass<func::FuncOp>(createRematNormalizeDestinationsPass());
+        // target=cpu|gpu: the plans of that lowering, library workspaces
+        // counted.
+        addPlanLibraryCalls(pm.nest<func::FuncOp>(), options);
         pm.addPass(createRematReportPass(
             solveOptions<RematReportPassOptions>(options)));
       });

@@ -453,6 +453,13 @@ class Body:
         self.arith_ops += 1
         return self._def("math.fma %s, %s, %s : %s" % (a, b, c, self.types[a]), self.types[a])
 
+    def mac(self, a, b, acc):
+        """acc + a * b as arith.mulf + arith.addf: the body every contraction
+        matcher and vectoriser recognises (linalg.matmul's own); the
+        contractions run as library calls (remat-plan-library-calls), whose
+        kernels round as they do."""
+        return self.addf(acc, self.mulf(a, b))
+
     def negf(self, a):
         return self._def("arith.negf %s : %s" % (a, self.types[a]), self.types[a])
 
@@ -1896,7 +1903,7 @@ def _amax(tr, node, x, dim=(), keepdim=False):
 
 def _contract(tr, hint, a, b, init=0):
     """(batch..., m, k) x (batch..., k, n) -> (batch..., m, n); loops
-    (batch..., m, n, k), fused multiply-adds. `init` is the destination:
+    (batch..., m, n, k), multiply-adds. `init` is the destination:
     0 or a tensor accumulated into (addmm's bias)."""
     nb = len(a.shape) - 2
     m, k = a.shape[-2:]
@@ -1906,7 +1913,7 @@ def _contract(tr, hint, a, b, init=0):
     ins = [expr_over(a, batch + [nb, nb + 2]), expr_over(b, batch + [nb + 2, nb + 1])]
     return tr.em.generic(hint, ranges, ["parallel"] * (nb + 2) + ["reduction"], ins,
                          [Out(a.dtype, dims(nb + 2), init)],
-                         lambda bb, i, o: [bb.fma(i[0], i[1], o[0])])[0]
+                         lambda bb, i, o: [bb.mac(i[0], i[1], o[0])])[0]
 
 
 @rule("aten.mm.default", "aten.bmm.default")
@@ -1974,7 +1981,7 @@ def _conv_contract(tr, hint, act, weight, groups, fo, out_spatial, stride, dil, 
                              [Out(act.dtype, dims(len(out_shape)))],
                              lambda b, i, o: [i[0]])[0]
     r = tr.em.generic(hint, ranges, its, ins, [Out(act.dtype, dims(3 + nsp), init)],
-                      lambda b, i, o: [b.fma(i[0], i[1], o[0])])[0]
+                      lambda b, i, o: [b.mac(i[0], i[1], o[0])])[0]
     return tr.em.reshape(r, [n, groups * fo] + list(out_spatial), hint)
 
 
@@ -1998,7 +2005,7 @@ def _conv_weight_grad(tr, hint, a, bsrc, groups, stride, dil, ksize):
         [Aff.dim(lo + j) * stride[j] + Aff.dim(lk + j) * dil[j] for j in range(nsp)]
     r = tr.em.generic(hint, ranges, its, [(av, a_exprs), (bv, b_exprs)],
                       [Out(a.dtype, dims(3 + nsp), 0)],
-                      lambda b, i, o: [b.fma(i[0], i[1], o[0])])[0]
+                      lambda b, i, o: [b.mac(i[0], i[1], o[0])])[0]
     return tr.em.reshape(r, [groups * pp, qq] + list(ksize), hint)
 
 

@@ -93,7 +93,8 @@ cl::opt<remat::KernelMode> kernels("kernels",
                                    cl::cat(category));
 cl::opt<unsigned> optLevel("opt-level",
                            cl::desc("LLVM optimisation level of the compiled "
-                                    "step (0-3)"),
+                                    "step (0-3; default 3, or "
+                                    "REMAT_RUN_OPT_LEVEL)"),
                            cl::init(3), cl::cat(category));
 cl::opt<std::string> profileCosts(
     "profile-costs",
@@ -172,6 +173,16 @@ int main(int argc, char **argv) {
     return fail(llvm::toString(std::move(err)));
   if (std::string error = remat_run::checkGpuOptions(); !error.empty())
     return fail(error);
+  // REMAT_RUN_OPT_LEVEL: the default level (the test suite compiles quickly
+  // at 0: LLVM's -O3 on a model's step takes seconds; the flag wins).
+  if (!optLevel.getNumOccurrences())
+    if (const char *env = std::getenv("REMAT_RUN_OPT_LEVEL"); env && *env) {
+      unsigned level;
+      if (llvm::StringRef(env).getAsInteger(10, level))
+        return fail("REMAT_RUN_OPT_LEVEL must be an integer in [0, 3], got '" +
+                    std::string(env) + "'");
+      optLevel = level;
+    }
   if (optLevel > 3)
     return fail("--opt-level must be in [0, 3], got " +
                 std::to_string(optLevel.getValue()));

@@ -56,6 +56,12 @@ struct MatchedContraction {
 std::optional<MatchedContraction>
 matchContraction(mlir::linalg::LinalgOp op, std::string &whyNot);
 
+/// How far one step of each loop of `op` moves `operand`'s address, in
+/// elements (its strides through its indexing map), or std::nullopt when the
+/// map is not linear or the strides are not static.
+std::optional<llvm::SmallVector<int64_t>>
+loopAddressCoefficients(mlir::linalg::LinalgOp op, mlir::OpOperand *operand);
+
 } // namespace remat
 
 #endif // REMAT_TRANSFORMS_CONTRACTIONMATCH_H

@@ -368,6 +368,36 @@ def RematInstrumentOpTimersPass
                            "mlir::arith::ArithDialect"];
 }
 
+def RematPrepareLoopsForCpuPass
+    : InterfacePass<"remat-prepare-loops-for-cpu", "mlir::FunctionOpInterface"> {
+  let summary = "Choose each linalg op's innermost loop for the vectoriser";
+  let description = [{
+    Runs on buffers, before `convert-linalg-to-loops`, in the CPU lowering
+    with `kernels=library`. `convert-linalg-to-loops` nests the loops in the
+    op's iteration order, and LLVM's loop vectoriser then works on the
+    innermost one: it needs unit-stride (or invariant) accesses there, and a
+    reassociable combiner when that loop is a reduction. For every linalg op
+    the innermost loop becomes the one whose step touches the operands best
+    (unit stride or invariant counts for, any other stride against; a
+    parallel loop wins ties), the others keep their order:
+
+    * a matrix product or convolution left to loops gets its output's
+      contiguous column innermost (`C[m,n] += A[m,k] B[k,n]` as m, k, n):
+      every output element still sums its terms in the same order, so the
+      results are bit-identical;
+    * a reduction along a contiguous dimension (the sums of a
+      normalisation) keeps it innermost, and its `arith.addf` combiner gets
+      `fastmath<reassoc>`, so that the vectoriser accumulates in several
+      partial sums (blocks of lanes) and adds them at the end: deterministic
+      (the same code every run and under every plan), and at least as
+      accurate as one sequential sum.
+
+    Ops without loops, fills and copies are left alone.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def RematCheckLowerablePass : Pass<"remat-check-lowerable", "mlir::ModuleOp"> {
   let summary = "Reject ops that the lowering pipelines cannot lower";
   let description = [{
@@ -467,6 +497,38 @@ def RematPrepareLinalgForGpuPass
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect"];
+}
+
+def RematGpuBlockReductionsPass
+    : InterfacePass<"remat-gpu-block-reductions", "mlir::FunctionOpInterface"> {
+  let summary = "Reduce long reductions with a thread block per output element";
+  let description = [{
+    Runs on buffers in the GPU lowering (`kernels=library`), before
+    `remat-prepare-linalg-for-gpu`. A linalg op with at least
+    `min-reduction` iterations to reduce per output element (the sums of a
+    normalisation, a loss, a weight gradient left to loops) would otherwise
+    run one thread per output element, the reduction serial in the thread,
+    and a full reduction in one thread. Such an op whose body is
+    `out = combine(out, f(inputs))` (combine: addf, mulf, maximumf, maxnumf,
+    minimumf, minnumf, addi, muli; `out` read nowhere else) becomes a
+    `gpu.launch` of one block of `block-size` threads per output element:
+    each thread combines a strided share of the reduction domain from the
+    combiner's identity, `gpu.all_reduce` combines the threads' partial
+    results (a fixed tree: deterministic), and thread 0 combines it into the
+    output. Each output element's terms are then summed in another order than
+    on the CPU; `kernels=loops` keeps one thread per element.
+  }];
+  let options = [
+    Option<"minReduction", "min-reduction", "int64_t", /*default=*/"512",
+           "Fewest reduced iterations per output element for a block">,
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::affine::AffineDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 def RematMapParallelLoopsToGpuPass

@@ -5,7 +5,8 @@ Usage: check_solvers.py STEP.mlir [--budget 60%] [--jobs N] [--time-limit S]
                         [--remat-opt PATH] [--remat-run PATH] [--verbose]
                         [--known RULE:RUN ...]
 
-1. `remat-opt STEP --remat-report="solver=all budget=B time-limit=S"` gives
+1. `remat-opt STEP --remat-report="solver=all budget=B time-limit=S
+   target=cpu"` (the plans remat-run's CPU lowering makes) gives
    the list of solvers that apply to the step and every plan's simulated peak.
 2. `remat-run STEP --solver=X --budget=B` for each budgeted solver (rotor,
    revolve, checkmate-lp, checkmate-ilp, auto, join when it applies);
@@ -133,7 +134,9 @@ def run_step(remat_run, step, solver, budget, time_limit):
 def get_report(remat_opt, step, budget, time_limit):
     """The report's entry for the step, or (None, error text) on failure."""
     argv = [remat_opt, step,
-            f"--remat-report=solver=all budget={budget} time-limit={time_limit}",
+            # The plans of remat-run's CPU lowering: the workspace of the
+            # library calls counted (target=cpu).
+            f"--remat-report=solver=all budget={budget} time-limit={time_limit} target=cpu",
             "-o", "/dev/null"]
     proc = subprocess.run(argv, capture_output=True, text=True)
     if proc.returncode != 0:
