@@ -104,6 +104,13 @@ def run(argv, env=None, timeout=None):
 def first_error(stderr, rc):
     """The line that says what went wrong (remat tools print `error:`)."""
     lines = [l.strip() for l in (stderr or "").splitlines() if l.strip()]
+    if any("PLEASE submit a bug report" in l or l.startswith("Stack dump") for l in lines):
+        # A crash: name the project's frame nearest the top of the stack.
+        frames = [re.sub(r"^#\d+ 0x[0-9a-f]+ ", "", l) for l in lines if re.match(r"#\d+ 0x", l)]
+        ours = next((f for f in frames if re.search(r"remat|Remat", f)), frames[0] if frames else "")
+        said = next((l for l in lines if re.search(r"error:|fatal", l)), None)
+        return ("%scrashed (exit code %s) in %s" % (said + "; " if said else "", rc,
+                                                     ours.split(" (/")[0]))[:400]
     for l in lines:
         if "error" in l.lower():
             return l[:400]
@@ -462,27 +469,46 @@ def remat_run_plan(a, env, step, plan, budget, repeat, extra=()):
     return res
 
 
-def fallback_budget(error):
-    """The bytes an infeasible budget's plan needs, from remat's error."""
-    if not error or "infeasible" not in error:
-        return None
-    m = re.search(r"whose plan needs (\d+) bytes", error) or \
+def fallback_budget(error, plan, policy, checkpoint_all=None):
+    """The budget to run a plan at when remat says its budget is infeasible:
+    `needs`, the bytes the solver's plan needs (its least-memory plan, often
+    far more recomputation than the budget asked for), or `mid`, halfway from
+    there to the checkpoint-all peak (taken from the error's budget when the
+    plan's budget is a percentage, else `checkpoint_all`). Returns (budget,
+    the checkpoint-all peak used); (None, None): no retry."""
+    if policy == "none" or not error or "infeasible" not in error:
+        return None, None
+    # "... whose plan needs N bytes; the least feasible budget is M bytes" or,
+    # with arena placement, "... the plan of L live bytes needs N bytes with
+    # its arena ...".
+    m = re.search(r"needs (\d+) bytes", error) or \
         re.search(r"least feasible budget is (\d+) bytes", error)
-    return m.group(1) if m else None
+    if not m:
+        return None, None
+    need = int(m.group(1))
+    asked = re.search(r"budget of (\d+) bytes", error)
+    if plan.budget and plan.budget.endswith("%") and asked:
+        checkpoint_all = int(asked.group(1)) / (float(plan.budget[:-1]) / 100.0)
+    if policy == "needs" or not checkpoint_all or checkpoint_all <= need:
+        return need, checkpoint_all
+    return int(need + (checkpoint_all - need) / 2), checkpoint_all
 
 
 def run_plan_with_fallback(a, env, step, plan, cfg, repeat, extra=()):
     """remat-run at the plan's budget, or at the budget fixed by an earlier
-    round's fallback; an infeasible budget is retried once at the bytes its
-    plan needs."""
+    round's fallback; an infeasible budget is retried once at the budget
+    --fallback picks (fallback_budget)."""
     res = remat_run_plan(a, env, step, plan, cfg["budget_used"], repeat, extra)
     if res.get("error") and cfg["budget_used"] == plan.budget:
-        need = fallback_budget(res["error"])
-        if need:
-            log("  %s: %s; again at %s bytes" % (plan.text, res["error"][:120], need))
-            cfg["fallback"] = {"error": res["error"], "budget": need}
-            cfg["budget_used"] = need
-            res = remat_run_plan(a, env, step, plan, need, repeat, extra)
+        budget, ckpt = fallback_budget(res["error"], plan, a.fallback, cfg.get("checkpoint_all"))
+        if budget:
+            log("  %s: %s; again at %d bytes (--fallback %s)"
+                % (plan.text, res["error"][:120], budget, a.fallback))
+            cfg["fallback"] = {"error": res["error"], "budget": str(budget), "policy": a.fallback,
+                               "checkpoint_all": ckpt,
+                               "percent": 100.0 * budget / ckpt if ckpt else None}
+            cfg["budget_used"] = str(budget)
+            res = remat_run_plan(a, env, step, plan, str(budget), repeat, extra)
     return res
 
 
@@ -556,6 +582,7 @@ def bench_model(a, model, work, plans, env):
                 continue
             configs.append({"plan": plan.text, "solver": plan.solver, "budget": plan.budget,
                             "budget_used": plan.budget, "costs": costs, "step": path,
+                            "checkpoint_all": entry.get("checkpoint_all_peak_bytes"),
                             "_plan": plan, "runs": []})
     entry["configs"] = configs
 
@@ -674,7 +701,8 @@ def gpu_build_model(a, entry, plans, outdir, env):
     for plan in plans:
         exe = "%s.%s.exe" % (model, plan.slug())
         path = os.path.join(outdir, exe)
-        cfg = {"budget_used": plan.budget}
+        cfg = {"budget_used": plan.budget,
+               "checkpoint_all": entry.get("checkpoint_all_peak_bytes")}
         extra = ["--target=gpu", "--gpu-compile-only", "--gpu-format=cubin",
                  "--gpu-chip=" + a.gpu_chip, "--gpu-executable=" + path, "--print-ir"]
         log("%s: GPU executable %s" % (model, plan.text))
@@ -758,11 +786,14 @@ def table(result):
                                                        "; ".join(m["errors"]) or "not timed"))
             continue
         for c in m["configs"]:
-            plan = c["plan"] + ("*" if c.get("fallback") else "")
-            if c.get("fallback"):
-                notes.append("%s %s/%s: %s; ran at %s bytes" % (
-                    m["model"], c["plan"], c["costs"], c["fallback"]["error"][:160],
-                    c["fallback"]["budget"]))
+            plan = c["plan"]
+            fb = c.get("fallback")
+            if fb:
+                plan = "%s@%s*" % (c["solver"], fmt(fb.get("percent"), "%.1f%%", fb["budget"]))
+                notes.append("%s %s/%s: %s; ran at %s bytes (%s of checkpoint-all, --fallback %s)"
+                             % (m["model"], c["plan"], c["costs"],
+                                re.sub(r"^.*?error: ", "", fb["error"])[:200], fb["budget"],
+                                fmt(fb.get("percent"), "%.1f%%"), fb.get("policy")))
             peak = c.get("run_measured_peak_bytes")
             if c["errors"] and c["step_seconds"] is None:
                 notes.append("%s %s/%s: %s" % (m["model"], c["plan"], c["costs"], c["errors"][0]))
@@ -830,8 +861,9 @@ def plot(result, path):
     for m in models:
         for c in m["configs"]:
             key = "%s/%s" % (c["plan"], c["costs"])
-            if key not in labels:
+            if key not in labels and c.get("ratio_pytorch"):
                 labels.append(key)
+    colors = plt.get_cmap("tab10")
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(15, 5.5))
     width = 0.8 / max(1, len(labels))
     for j, key in enumerate(labels):
@@ -841,7 +873,9 @@ def plot(result, path):
             if c and c.get("ratio_pytorch"):
                 xs.append(i + (j - (len(labels) - 1) / 2) * width)
                 ys.append(c["ratio_pytorch"])
-        ax1.bar(xs, ys, width, label=key)
+        ax1.bar(xs, ys, width, label=key, color=colors(j % 10))
+        for x, y in zip(xs, ys):
+            ax1.annotate("%.2f" % y, (x, y), ha="center", va="bottom", fontsize=6)
     ax1.axhline(1.0, color="k", lw=0.8)
     ax1.axhline(1.5, color="r", lw=0.8, ls="--", label="1.5x target (CNNs)")
     ax1.set_xticks(range(len(models)))
@@ -926,6 +960,10 @@ def parse_args(argv):
                         "none is always run first")
     p.add_argument("--time-limit", type=float, help="--time-limit of the solvers "
                    "(auto; default 5, --quick 2)")
+    p.add_argument("--fallback", choices=["mid", "needs", "none"], default="mid",
+                   help="a budget the solver cannot meet: run again halfway between the "
+                        "bytes its plan needs and the checkpoint-all peak (mid, default), "
+                        "at the bytes it needs (needs: its least-memory plan), or not")
     p.add_argument("--no-profile", action="store_true",
                    help="skip --profile-costs (no profiled-cost plans, no op classes)")
     p.add_argument("--quick", action="store_true",

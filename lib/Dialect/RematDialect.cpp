@@ -36,7 +36,8 @@ static bool isResultAnnotation(StringRef name) {
   return llvm::StringSwitch<bool>(name)
       .Cases({"remat.predicted_peak_bytes", "remat.predicted_cost",
               "remat.recomputations", "remat.fixed_bytes", "remat.solver",
-              "remat.budget_bytes"},
+              "remat.budget_bytes", "remat.live_peak_bytes",
+              "remat.output_bytes", "remat.placement"},
              true)
       .Default(false);
 }
@@ -98,7 +99,19 @@ LogicalResult RematDialect::verifyOperationAttribute(Operation *op,
                 "\"conv_bwd_weights\"";
     return success();
   }
-  if (name == kWorkspaceAttr || name == kProfileIdAttr) {
+  if (name == kOperandOffsetsAttr) {
+    auto offsets = dyn_cast<ArrayAttr>(value);
+    if (!offsets || !llvm::all_of(offsets, [](Attribute a) {
+          auto i = dyn_cast<IntegerAttr>(a);
+          return i && i.getValue().getSExtValue() >= -1;
+        }))
+      return op->emitOpError()
+             << "'" << name
+             << "' must be an array of integers, each an offset or -1";
+    return success();
+  }
+  if (name == kWorkspaceAttr || name == kProfileIdAttr ||
+      name == kWorkspaceOffsetAttr || name == kArenaBytesAttr) {
     auto bytes = dyn_cast<IntegerAttr>(value);
     if (!bytes || bytes.getValue().isNegative())
       return op->emitOpError()

@@ -15,7 +15,13 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <string>
+#include <unordered_map>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 using namespace remat::rt;
 
@@ -31,6 +37,21 @@ void remat::rt::fatal(const std::string &message) {
 }
 
 void remat::rt::beforeStepEdge() {}
+
+ResidentMemory remat::rt::residentMemory() {
+  ResidentMemory m;
+  // /proc/self/statm: size resident shared ... (pages).
+  if (FILE *f = std::fopen("/proc/self/statm", "r")) {
+    long size = 0, resident = 0;
+    if (std::fscanf(f, "%ld %ld", &size, &resident) == 2)
+      m.current = static_cast<int64_t>(resident) * sysconf(_SC_PAGESIZE);
+    std::fclose(f);
+  }
+  struct rusage usage;
+  if (getrusage(RUSAGE_SELF, &usage) == 0)
+    m.peak = static_cast<int64_t>(usage.ru_maxrss) * 1024; // kilobytes
+  return m;
+}
 
 const void *remat::rt::hostElements(const void *first, size_t /*bytes*/,
                                     std::vector<unsigned char> & /*buffer*/) {
@@ -83,6 +104,39 @@ void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
     fatal("out of memory allocating " + std::to_string(size) +
           " bytes aligned to " + std::to_string(alignment));
   return counted(ptr, size);
+}
+
+void _mlir_ciface_remat_rt_arena(RematI8MemRef *result, int64_t key,
+                                 int64_t bytes) {
+  // One arena per step function, allocated at its first call and reused by
+  // every later call: grown (never shrunk) when a call asks for more.
+  static std::mutex mutex;
+  static std::unordered_map<int64_t, std::pair<char *, int64_t>> arenas;
+  if (bytes < 0)
+    fatal("remat_rt_arena: negative size " + std::to_string(bytes));
+  std::pair<char *, int64_t> arena;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::pair<char *, int64_t> &held = arenas[key];
+    if (!held.first || bytes > held.second) {
+      std::free(held.first);
+      void *ptr = nullptr;
+      // Page-aligned: offsets are multiples of the plan's alignment.
+      if (posix_memalign(&ptr, 4096, bytes ? static_cast<size_t>(bytes) : 1) !=
+              0 ||
+          !ptr)
+        fatal("out of memory allocating an arena of " + std::to_string(bytes) +
+              " bytes");
+      held = {static_cast<char *>(ptr), bytes};
+    }
+    arena = held;
+  }
+  counters().useArena(key, arena.second);
+  result->allocated = arena.first;
+  result->aligned = arena.first;
+  result->offset = 0;
+  result->size = bytes;
+  result->stride = 1;
 }
 
 void _mlir_memref_to_llvm_free(void *ptr) {

@@ -116,6 +116,17 @@ Device &device() {
         &pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, dev->device));
     const char *sync = std::getenv("REMAT_CUDA_SYNC_ALLOC");
     dev->pools = pools && !(sync && *sync && std::strcmp(sync, "0") != 0);
+    if (dev->pools) {
+      // Nothing freed into the pool goes back to the driver between steps:
+      // the memory the process holds is the step's peak, not a sawtooth of
+      // allocations and releases.
+      CUmemoryPool pool = nullptr;
+      CHECK(cuCtxSetCurrent(dev->context));
+      CHECK(cuDeviceGetDefaultMemPool(&pool, dev->device));
+      cuuint64_t threshold = ~cuuint64_t(0);
+      CHECK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                                  &threshold));
+    }
     return dev;
   }();
   return *d;
@@ -206,6 +217,16 @@ void remat::rt::beforeStepEdge() {
   // Work queued before the window must not be timed with the step, and the
   // step's work must be done when it closes.
   synchronizeDevice();
+}
+
+ResidentMemory remat::rt::residentMemory() {
+  // The device memory in use by every process (the driver's view): this
+  // program's arena, buffers, pools and library handles.
+  ResidentMemory m;
+  size_t freeBytes = 0, totalBytes = 0;
+  if (deviceInitialized && cuMemGetInfo(&freeBytes, &totalBytes) == CUDA_SUCCESS)
+    m.current = static_cast<int64_t>(totalBytes - freeBytes);
+  return m;
 }
 
 const void *remat::rt::hostElements(const void *first, size_t bytes,
@@ -466,6 +487,38 @@ void _mlir_ciface_remat_rt_device_constant(RematI8MemRef *result,
     }
   }
   char *p = reinterpret_cast<char *>(ptr);
+  result->allocated = p;
+  result->aligned = p;
+  result->offset = 0;
+  result->size = bytes;
+  result->stride = 1;
+}
+
+void _mlir_ciface_remat_rt_arena(RematI8MemRef *result, int64_t key,
+                                 int64_t bytes) {
+  // One device arena per step function, allocated at its first call (after
+  // the queued work) and reused by every later call; grown when a call asks
+  // for more.
+  static std::mutex mutex;
+  static std::unordered_map<int64_t, std::pair<CUdeviceptr, int64_t>> arenas;
+  markInitialized();
+  if (bytes < 0)
+    fatal("remat_rt_arena: negative size " + std::to_string(bytes));
+  std::pair<CUdeviceptr, int64_t> arena;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::pair<CUdeviceptr, int64_t> &held = arenas[key];
+    if (!held.first || bytes > held.second) {
+      CHECK(cuCtxSynchronize());
+      if (held.first)
+        CHECK(cuMemFree(held.first));
+      CHECK(cuMemAlloc(&held.first, bytes ? static_cast<size_t>(bytes) : 1));
+      held.second = bytes;
+    }
+    arena = held;
+  }
+  counters().useArena(key, arena.second);
+  char *p = reinterpret_cast<char *>(arena.first);
   result->allocated = p;
   result->aligned = p;
   result->offset = 0;

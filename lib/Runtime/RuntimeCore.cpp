@@ -36,7 +36,7 @@ bool Counters::recordAlloc(void *ptr, size_t size) {
                  size, liveTotal - (inStep ? stepBase : 0));
   totalPeak = std::max(totalPeak, liveTotal);
   if (inStep)
-    stepMax = std::max(stepMax, liveTotal);
+    stepMax = std::max(stepMax, liveTotal - windowUnusedArenas);
   return true;
 }
 
@@ -53,18 +53,44 @@ bool Counters::recordFree(void *ptr) {
   return true;
 }
 
-void Counters::stepBegin() {
+void Counters::stepBegin(ResidentMemory resident) {
   std::lock_guard<std::mutex> lock(mutex);
   if (inStep) // a nested begin restarts nothing: keep the outer window
     return;
   everBegan = true;
   inStep = true;
-  stepBase = liveTotal;
-  stepMax = liveTotal;
+  // The arenas the window uses are the step's memory whenever they were
+  // allocated: out of the base, back in at their first use (useArena).
+  stepBase = liveTotal - arenaBytes;
+  stepMax = stepBase;
+  windowArenas.clear();
+  windowUnusedArenas = arenaBytes;
+  windowResident = resident;
   stepStart = std::chrono::steady_clock::now();
 }
 
-void Counters::stepEnd() {
+void Counters::useArena(int64_t key, int64_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex);
+  int64_t &held = arenas[key];
+  int64_t grown = std::max<int64_t>(bytes - held, 0);
+  held += grown;
+  liveTotal += grown;
+  arenaBytes += grown;
+  totalPeak = std::max(totalPeak, liveTotal);
+  if (inStep) {
+    // The step's memory from now on, however long it has been held.
+    if (!windowArenas[key]) {
+      windowArenas[key] = true;
+      windowUnusedArenas -= held - grown;
+    }
+    stepMax = std::max(stepMax, liveTotal - windowUnusedArenas);
+  }
+  if (trace)
+    std::fprintf(stderr, "remat-runtime: trace arena %" PRId64 " live=%" PRId64
+                 "\n", held, liveTotal - (inStep ? stepBase : 0));
+}
+
+void Counters::stepEnd(ResidentMemory resident) {
   auto now = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(mutex);
   if (!inStep) {
@@ -74,6 +100,15 @@ void Counters::stepEnd() {
     return;
   }
   inStep = false;
+  // Growth of the memory the OS sees: now, or the high-water mark when it
+  // rose inside the window (buffers freed back before the end), over the
+  // window's start.
+  if (resident.current >= 0 && windowResident.current >= 0) {
+    int64_t top = resident.current;
+    if (resident.peak > windowResident.peak && resident.peak > top)
+      top = resident.peak;
+    residentGrowth = std::max(residentGrowth, top - windowResident.current);
+  }
   bestStepPeak = std::max(bestStepPeak, stepMax - stepBase);
   lastStepNs =
       std::chrono::duration_cast<std::chrono::nanoseconds>(now - stepStart)
@@ -111,7 +146,8 @@ Counters::Figures Counters::figuresLocked() const {
     if (inStep) // begun, never ended: the window runs to now
       stepPeak = std::max(stepPeak, stepMax - stepBase);
   }
-  return {liveTotal, totalPeak, stepPeak, allocationCount, lastStepNs};
+  return {liveTotal,  totalPeak,  stepPeak,      allocationCount,
+          lastStepNs, arenaBytes, residentGrowth};
 }
 
 Counters::Figures Counters::figures() {
@@ -125,6 +161,11 @@ void Counters::reset() {
   liveTotal = totalPeak = allocationCount = 0;
   everBegan = inStep = false;
   stepBase = stepMax = bestStepPeak = 0;
+  arenaBytes = 0;
+  arenas.clear();
+  windowArenas.clear();
+  windowUnusedArenas = 0;
+  residentGrowth = -1;
   lastStepNs = -1;
   windowNs.clear();
   windowOpNs.clear();
@@ -176,6 +217,9 @@ void Counters::printReport(bool withStepTime) {
               f.stepPeakBytes, f.totalPeakBytes, f.liveBytes, f.allocations);
   if (withStepTime)
     std::printf(" step_time_ns=%" PRId64, f.stepTimeNs);
+  std::printf(" arena_bytes=%" PRId64, f.arenaBytes);
+  if (f.residentGrowth >= 0)
+    std::printf(" resident_growth_bytes=%" PRId64, f.residentGrowth);
   for (size_t i = 0; i < windowNs.size(); ++i)
     std::printf(i ? ",%" PRId64 : " window_times_ns=%" PRId64, windowNs[i]);
   std::printf("\n");
@@ -329,12 +373,12 @@ extern "C" {
 
 void remat_rt_step_begin(void) {
   beforeStepEdge();
-  counters().stepBegin();
+  counters().stepBegin(residentMemory());
 }
 
 void remat_rt_step_end(void) {
   beforeStepEdge();
-  counters().stepEnd();
+  counters().stepEnd(residentMemory());
 }
 
 void remat_rt_op_begin(int64_t id) {

@@ -36,6 +36,13 @@
 
 namespace remat::rt {
 
+/// The memory the process holds as the OS (or the driver) sees it, bytes:
+/// `current` now, `peak` the high-water mark so far (-1: unknown).
+struct ResidentMemory {
+  int64_t current = -1;
+  int64_t peak = -1;
+};
+
 /// Live and peak bytes of one allocator, and the step window. Every member
 /// function takes the mutex; the counters are exact, never sampled.
 class Counters {
@@ -49,13 +56,20 @@ public:
   /// a view or a global; the caller reports it).
   bool recordFree(void *ptr);
 
-  /// Opens the window: its base is the live bytes now (the inputs, which
-  /// the simulator counts as fixed memory). A nested begin keeps the outer
-  /// window.
-  void stepBegin();
-  /// Closes the window, keeping the worst step peak of all windows and the
-  /// window's wall time; warns on stderr when none is open.
-  void stepEnd();
+  /// Opens the window: its base is the live bytes now but the arena's (the
+  /// inputs, which the simulator counts as fixed memory; the arena is the
+  /// step's memory, in every window). A nested begin keeps the outer
+  /// window. `resident` is the process's memory as the OS sees it now.
+  void stepBegin(ResidentMemory resident);
+  /// Closes the window, keeping the worst step peak of all windows, the
+  /// window's wall time and its growth of resident memory; warns on stderr
+  /// when none is open.
+  void stepEnd(ResidentMemory resident);
+
+  /// The arena of step `key` (remat_rt_arena) is now `bytes` (allocated or
+  /// grown): counted live from now on. A window counts, as its step's
+  /// memory, the arenas it uses (asks for) whenever they were allocated.
+  void useArena(int64_t key, int64_t bytes);
 
   /// The counters at one instant (the readers of CpuRuntime.h).
   struct Figures {
@@ -68,6 +82,10 @@ public:
     /// Wall time of the last closed window in nanoseconds, -1 if none
     /// closed.
     int64_t stepTimeNs;
+    /// The arena's bytes (0 without one).
+    int64_t arenaBytes;
+    /// The largest growth of resident memory over a window, -1 if unknown.
+    int64_t residentGrowth;
   };
   Figures figures();
   /// Forgets every counter and live pointer (the pointers are not freed:
@@ -119,6 +137,14 @@ private:
   std::vector<int64_t> windowNs;
   // Per-op timers: the op being timed and since when, the open window's
   // totals by op, and every closed window's.
+  int64_t arenaBytes = 0; // all arenas
+  std::unordered_map<int64_t, int64_t> arenas;
+  // The arenas the open window used, and the bytes of those it has not
+  // (held, but not the window's step memory).
+  std::unordered_map<int64_t, bool> windowArenas;
+  int64_t windowUnusedArenas = 0;
+  ResidentMemory windowResident;
+  int64_t residentGrowth = -1;
   int64_t timedOp = -1;
   std::chrono::steady_clock::time_point opStart;
   std::unordered_map<int64_t, int64_t> windowOpNs;
@@ -166,6 +192,11 @@ inline const int64_t *descriptorSizes(const void *descriptor) {
 /// CUDA runtime synchronizes the device, so that the window's time and bytes
 /// are the step's; nothing on the CPU.
 void beforeStepEdge();
+
+/// The memory the process holds now: the resident set on the CPU
+/// (/proc/self/statm, getrusage's high-water mark), the device memory in use
+/// on the GPU (cuMemGetInfo).
+ResidentMemory residentMemory();
 
 /// The `bytes` bytes at `first` (the lowest element of a result being
 /// printed) readable by the host: `first` itself for host memory, else a

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Dialect/RematDialect.h"
+#include "remat/Schedule/MemoryPlacement.h"
 #include "remat/Solvers/Join.h"
 #include "remat/Solvers/Solver.h"
 #include "remat/Structure/Structure.h"
@@ -166,11 +167,149 @@ LogicalResult budgetError(FunctionOpInterface func, const TrainingGraph &graph,
          << " bytes (solver '" << who << "')";
 }
 
+/// Where each byte of a plan lives: the placement of its buffers in one
+/// arena (issue 22), the step's results included (views of the arena, valid
+/// until the step runs again, as a TFLite interpreter's outputs).
+struct ArenaPlan {
+  ScheduleBuffers buffers;
+  PlacementResult placement;
+  uint64_t arenaBytes = 0;
+  /// Bytes of the buffers the step returns (part of the arena).
+  uint64_t outputBytes = 0;
+
+  /// The memory the compiled step holds at its peak: the arena.
+  uint64_t figure() const { return arenaBytes; }
+  /// The arena offset of `buffer`, or -1 for none.
+  int64_t offsetOf(int buffer) const {
+    if (buffer < 0)
+      return -1;
+    return static_cast<int64_t>(placement.offsets[buffer]);
+  }
+};
+
+/// Places the buffers of `schedule` (see ArenaPlan).
+llvm::Expected<ArenaPlan> planArena(const TrainingGraph &graph,
+                                    const Schedule &schedule,
+                                    uint64_t alignment,
+                                    double searchSeconds) {
+  llvm::Expected<ScheduleBuffers> buffers =
+      scheduleBuffers(graph, schedule, alignment);
+  if (!buffers)
+    return buffers.takeError();
+  ArenaPlan plan;
+  plan.buffers = std::move(*buffers);
+  const std::vector<PlacementBuffer> &problem = plan.buffers.buffers;
+  for (size_t b = 0; b < problem.size(); ++b)
+    for (const ScheduleBuffers::Occupant &o : plan.buffers.occupants[b])
+      if (o.value >= 0 && graph.value(o.value).isOutput) {
+        plan.outputBytes += problem[b].bytes;
+        break;
+      }
+  PlacementOptions options;
+  // Deterministic unless an exact search is asked for: the heuristics and
+  // the (seeded) dives all run, whatever the machine's load.
+  options.exact = searchSeconds > 0;
+  options.timeLimitSeconds = searchSeconds;
+  plan.placement = placeBuffers(problem, options);
+  plan.arenaBytes = plan.placement.arenaBytes;
+  return plan;
+}
+
+/// A plan with its buffers placed, and whether its arena meets the budget.
+struct PlacedPlan {
+  SolverResult result;
+  std::optional<ArenaPlan> arena;
+  bool meetsBudget = true;
+};
+
+/// How the arena is placed and how a plan is solved again.
+struct ArenaOptions {
+  int64_t alignment;
+  double searchSeconds;
+  double timeLimit;
+  unsigned slots;
+  llvm::raw_ostream *progress;
+};
+
+/// Places the buffers of `result`'s plan; under a budget that its arena
+/// exceeds while its live bytes fit, solves again under a budget lowered by
+/// the excess, up to 4 times (the first plan whose arena fits wins; the last
+/// one is returned, meetsBudget false, when none does). A plan that does not
+/// meet the budget in live bytes is returned placed, meetsBudget false.
+FailureOr<PlacedPlan> placePlan(FunctionOpInterface func,
+                                const TrainingGraph &graph,
+                                StringRef solverName,
+                                std::optional<uint64_t> budget,
+                                SolverResult result,
+                                const ArenaOptions &options,
+                                std::string *failureMessage = nullptr) {
+  if (options.alignment < 1 || (options.alignment & (options.alignment - 1)))
+    return func.emitError() << "arena-alignment must be a power of two, got "
+                            << options.alignment;
+  PlacedPlan placed;
+  placed.result = std::move(result);
+  std::optional<uint64_t> solveBudget = budget;
+  for (int attempt = 0;; ++attempt) {
+    llvm::Expected<ArenaPlan> plan =
+        planArena(graph, placed.result.schedule, options.alignment,
+                  options.searchSeconds);
+    if (!plan)
+      return func.emitError() << "cannot place the plan's buffers: "
+                              << llvm::toString(plan.takeError());
+    placed.arena = std::move(*plan);
+    placed.meetsBudget = placed.result.meetsBudget &&
+                         (!budget || placed.arena->figure() <= *budget);
+    if (placed.meetsBudget || !placed.result.meetsBudget)
+      return placed;
+    uint64_t excess = placed.arena->figure() - *budget;
+    if (attempt == 4 || *solveBudget <= excess)
+      return placed;
+    *solveBudget -= excess;
+    LLVM_DEBUG(llvm::dbgs() << "remat-apply @" << func.getName() << ": arena "
+                            << placed.arena->figure()
+                            << " above the budget, solving again under "
+                            << *solveBudget << "\n");
+    FailureOr<SolverResult> again =
+        solveStep(func, graph, solverName, solveBudget, options.timeLimit,
+                  options.slots, options.progress, failureMessage);
+    if (failed(again))
+      return failure();
+    if (!again->meetsBudget)
+      return placed; // the previous plan, above the budget
+    // The budget the caller asked for is the one the plan is judged by.
+    again->meetsBudget = true;
+    placed.result = std::move(*again);
+  }
+}
+
+/// The arena offsets of `op`'s operands at the Compute `statement`: the
+/// buffer that holds each operand's graph value then (`bufferOf`), -1 for
+/// fixed values, scalars and returned buffers.
+ArrayAttr operandOffsets(Operation *op, const ExtractedGraph &extracted,
+                         const ArenaPlan &plan,
+                         const llvm::DenseMap<ValueId, int> &bufferOf) {
+  Builder b(op->getContext());
+  SmallVector<Attribute> offsets;
+  for (mlir::Value operand : op->getOperands()) {
+    int64_t offset = -1;
+    auto it = extracted.valueOf.find(operand);
+    if (it != extracted.valueOf.end()) {
+      auto buffer = bufferOf.find(it->second);
+      if (buffer != bufferOf.end())
+        offset = plan.offsetOf(buffer->second);
+    }
+    offsets.push_back(b.getI64IntegerAttr(offset));
+  }
+  return b.getArrayAttr(offsets);
+}
+
 /// Reorders the step's ops into the schedule's Compute order and clones
 /// recomputed nodes. `current` maps an original SSA value to the instance
-/// that later readers must use (the latest recomputation).
+/// that later readers must use (the latest recomputation). With `arena`,
+/// every op of every Compute gets `remat.operand_offsets` (and
+/// `remat.workspace_offset`) for remat-assign-arena.
 void applySchedule(FunctionOpInterface func, const ExtractedGraph &extracted,
-                   const Schedule &schedule) {
+                   const Schedule &schedule, const ArenaPlan *arena) {
   Block &block = func.front();
   Operation *terminator = block.getTerminator();
   for (Operation *op : extracted.preludeOps)
@@ -193,14 +332,37 @@ void applySchedule(FunctionOpInterface func, const ExtractedGraph &extracted,
   OpBuilder builder(terminator);
   int64_t instance = 0;
   MLIRContext *ctx = func.getContext();
-  for (const Step &step : schedule.steps) {
+  // With an arena: the buffer that holds each graph value now.
+  llvm::DenseMap<ValueId, int> bufferOf;
+  // The arena attributes of `target`, one of the ops of the Compute at
+  // `statement` (its original, whose operands are the graph's values).
+  auto annotateArena = [&](Operation *original, Operation *target,
+                           size_t statement) {
+    if (!arena)
+      return;
+    target->setAttr(RematDialect::kOperandOffsetsAttr,
+                    operandOffsets(original, extracted, *arena, bufferOf));
+    if (original->hasAttr(RematDialect::kWorkspaceAttr)) {
+      int64_t offset =
+          arena->offsetOf(arena->buffers.workspaceBuffers[statement]);
+      if (offset >= 0)
+        target->setAttr(RematDialect::kWorkspaceOffsetAttr,
+                        IntegerAttr::get(IntegerType::get(ctx, 64), offset));
+    }
+  };
+  for (auto [statement, step] : llvm::enumerate(schedule.steps)) {
     if (!step.isCompute())
       continue;
     NodeId node = step.id;
     const auto &ops = extracted.nodeOps[node];
+    if (arena)
+      for (auto [k, value] :
+           llvm::enumerate(extracted.graph.node(node).outputs))
+        bufferOf[value] = arena->buffers.outputBuffers[statement][k];
     if (!computed[node]) {
       computed[node] = true;
       for (Operation *op : ops) {
+        annotateArena(op, op, statement);
         op->moveBefore(terminator);
         remapReads(op);
       }
@@ -223,6 +385,7 @@ void applySchedule(FunctionOpInterface func, const ExtractedGraph &extracted,
       Operation *clone = builder.clone(*op, mapping);
       clone->setAttr(RematDialect::kRecomputeAttr,
                      IntegerAttr::get(IntegerType::get(ctx, 64), instance));
+      annotateArena(op, clone, statement);
       for (auto [original, copy] :
            llvm::zip(op->getResults(), clone->getResults()))
         mapping.map(original, copy);
@@ -239,11 +402,24 @@ void applySchedule(FunctionOpInterface func, const ExtractedGraph &extracted,
 }
 
 void annotate(FunctionOpInterface func, const SolverResult &result,
-              std::optional<uint64_t> budget) {
+              std::optional<uint64_t> budget, const ArenaPlan *arena) {
   Builder b(func.getContext());
   func->setAttr("remat.solver", b.getStringAttr(result.solver));
   func->setAttr("remat.predicted_peak_bytes",
-                b.getI64IntegerAttr(result.report.peakBytes));
+                b.getI64IntegerAttr(arena ? arena->figure()
+                                          : result.report.peakBytes));
+  if (arena) {
+    func->setAttr("remat.live_peak_bytes",
+                  b.getI64IntegerAttr(result.report.peakBytes));
+    func->setAttr(RematDialect::kArenaBytesAttr,
+                  b.getI64IntegerAttr(arena->arenaBytes));
+    func->setAttr("remat.output_bytes",
+                  b.getI64IntegerAttr(arena->outputBytes));
+    func->setAttr("remat.placement",
+                  b.getStringAttr(arena->placement.method +
+                                  (arena->placement.optimal ? " (optimal)"
+                                                            : "")));
+  }
   func->setAttr("remat.fixed_bytes", b.getI64IntegerAttr(result.report.fixedBytes));
   func->setAttr("remat.predicted_cost", b.getF64FloatAttr(result.report.totalCost));
   func->setAttr("remat.recomputations",
@@ -374,6 +550,37 @@ struct RematApply : public remat::impl::RematApplyPassBase<RematApply> {
       (void)budgetError(func, graph, *result, **budgetBytes);
       return signalPassFailure();
     }
+    // The arena is the figure: a plan that fits the budget in live bytes
+    // but not in its arena is solved again (solveAndPlace).
+    std::optional<ArenaPlan> arenaPlan;
+    if (arena) {
+      FailureOr<PlacedPlan> placed = placePlan(
+          func, graph, solver, *budgetBytes, std::move(*result),
+          {arenaAlignment, arenaSearchTime, timeLimit, slots,
+           progress ? &llvm::errs() : nullptr});
+      if (failed(placed))
+        return signalPassFailure();
+      if (!placed->meetsBudget) {
+        func.emitError() << "budget of " << **budgetBytes
+                         << " bytes is infeasible for solver '"
+                         << placed->result.solver << "' on '"
+                         << func.getName()
+                         << "' once its buffers are placed: its plan needs "
+                         << placed->result.report.peakBytes
+                         << " live bytes and an arena of "
+                         << placed->arena->arenaBytes
+                         << " bytes, and no plan it finds under a lower "
+                            "budget fits";
+        return signalPassFailure();
+      }
+      result = std::move(placed->result);
+      arenaPlan = std::move(placed->arena);
+      LLVM_DEBUG(llvm::dbgs() << "remat-apply @" << func.getName()
+                              << ": arena " << arenaPlan->arenaBytes
+                              << " bytes (" << arenaPlan->placement.method
+                              << "), live peak " << result->report.peakBytes
+                              << "\n");
+    }
     LLVM_DEBUG(llvm::dbgs() << "remat-apply @" << func.getName() << ": "
                             << graph.numNodes() << " nodes, solver '"
                             << result->solver << "' peak "
@@ -385,8 +592,9 @@ struct RematApply : public remat::impl::RematApplyPassBase<RematApply> {
     // 'none' too: its order is the program's, but each node's ops (an
     // initialisation the program wrote far above its user, say) are gathered
     // where the node runs, which is where the simulator allocates its buffer.
-    applySchedule(func, **extracted, result->schedule);
-    annotate(func, *result, *budgetBytes);
+    applySchedule(func, **extracted, result->schedule,
+                  arenaPlan ? &*arenaPlan : nullptr);
+    annotate(func, *result, *budgetBytes, arenaPlan ? &*arenaPlan : nullptr);
   }
 };
 
@@ -464,9 +672,24 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
           failedAny = true;
           return;
         }
+        std::optional<ArenaPlan> arenaPlan;
+        bool meetsBudget = result->meetsBudget;
+        if (arena) {
+          FailureOr<PlacedPlan> placed = placePlan(
+              func, graph, name, *budgetBytes, std::move(*result),
+              {arenaAlignment, arenaSearchTime, timeLimit, slots,
+               progress ? &llvm::errs() : nullptr});
+          if (failed(placed)) {
+            failedAny = true;
+            return;
+          }
+          result = std::move(placed->result);
+          arenaPlan = std::move(placed->arena);
+          meetsBudget = placed->meetsBudget;
+        }
         llvm::json::Object plan{
             {"solver", result->solver},
-            {"meets_budget", result->meetsBudget},
+            {"meets_budget", meetsBudget},
             {"status", planStatusName(result->status)},
             {"lower_bound", result->lowerBound
                                 ? llvm::json::Value(*result->lowerBound)
@@ -474,6 +697,16 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
             {"solve_seconds", result->solveSeconds},
             {"simulation", result->report.toJSON(withTimeline)},
             {"schedule", result->schedule.toJSON()}};
+        if (arenaPlan) {
+          plan["arena_bytes"] = static_cast<int64_t>(arenaPlan->arenaBytes);
+          plan["live_peak_bytes"] =
+              static_cast<int64_t>(result->report.peakBytes);
+          plan["output_bytes"] = static_cast<int64_t>(arenaPlan->outputBytes);
+          plan["fragmentation"] = arenaPlan->placement.fragmentation();
+          plan["placement"] = arenaPlan->placement.method;
+          plan["placement_optimal"] = arenaPlan->placement.optimal;
+          plan["placement_seconds"] = arenaPlan->placement.seconds;
+        }
         plans.push_back(std::move(plan));
       }
       llvm::json::Object entry{

@@ -82,6 +82,8 @@ void remat::buildLowerBufferizedToGpuPipeline(
   // with dealloc=early), so that the device buffers are the predicted ones.
   addRematBufferizePasses(pm);
   pm.addNestedPass<func::FuncOp>(createRematEarlyFreePass());
+  if (options.arena)
+    pm.addPass(createRematAssignArenaPass());
   // The planned contractions become cuBLAS/cuDNN calls (host functions on
   // device pointers), their workspace a device buffer around them.
   if (options.kernels == KernelMode::Library) {
@@ -169,6 +171,7 @@ void remat::buildRematLowerToGpuPipeline(
 #include "remat/Transforms/PipelineOptions.def"
   remat.kernels = options.kernels;
   remat.target = LibraryTarget::Gpu;
+  remat.dealloc = options.arena ? DeallocMode::Arena : DeallocMode::Early;
   buildRematPipeline(pm, remat);
   buildLowerBufferizedToGpuPipeline(pm, options);
 }

@@ -181,6 +181,20 @@ struct RematLowerLibraryCallsPass
 private:
   /// `remat_lib_contraction`, declared once.
   func::FuncOp callee;
+
+  /// The arena of the function around `op` (the call remat-assign-arena
+  /// put at its top), or null.
+  Value arenaOf(Operation *op) {
+    auto func = op->getParentOfType<FunctionOpInterface>();
+    if (!func || func.isExternal())
+      return nullptr;
+    for (Operation &top : func.getFunctionBody().front())
+      if (auto call = dyn_cast<func::CallOp>(top))
+        if (call->hasAttr(remat::RematDialect::kArenaBytesAttr) &&
+            call.getNumResults() == 1)
+          return call.getResult(0);
+    return nullptr;
+  }
   std::optional<SymbolTable> symbols;
 
   func::FuncOp getCallee(OpBuilder &builder, ModuleOp module) {
@@ -284,13 +298,26 @@ private:
     }
 
     // The planned workspace, allocated and freed around the op whatever
-    // runs it: the plan counted it.
+    // runs it: the plan counted it. With an arena (remat-assign-arena ran),
+    // it is the planned part of the arena instead.
     Value workspace;
-    if (planned > 0)
-      workspace = memref::AllocOp::create(
-          builder, loc, MemRefType::get({planned}, builder.getI8Type()));
+    bool inArena = false;
+    auto wsType = MemRefType::get({planned}, builder.getI8Type());
+    if (planned > 0) {
+      Value arena = arenaOf(op);
+      auto offset =
+          op->getAttrOfType<IntegerAttr>(remat::RematDialect::kWorkspaceOffsetAttr);
+      if (arena && offset) {
+        Value at = arith::ConstantIndexOp::create(builder, loc, offset.getInt());
+        workspace = memref::ViewOp::create(builder, loc, wsType, arena, at,
+                                           ValueRange{});
+        inArena = true;
+      } else {
+        workspace = memref::AllocOp::create(builder, loc, wsType);
+      }
+    }
     auto freeWorkspace = [&](Operation *after) {
-      if (!workspace)
+      if (!workspace || inArena)
         return;
       OpBuilder::InsertionGuard guard(builder);
       builder.setInsertionPointAfter(after);

@@ -72,7 +72,10 @@ static PassOptions solveOptions(const remat::RematPipelineOptions &options) {
 }
 
 remat::RematApplyPassOptions remat::RematPipelineOptions::applyOptions() const {
-  return solveOptions<remat::RematApplyPassOptions>(*this);
+  auto apply = solveOptions<remat::RematApplyPassOptions>(*this);
+  // The arena's placement is part of the plan (its figure meets the budget).
+  apply.arena = dealloc == DeallocMode::Arena;
+  return apply;
 }
 
 /// remat-plan-library-calls for the pipeline's target, unless the kernels
@@ -135,8 +138,13 @@ void remat::addRematBufferizePasses(OpPassManager &pm) {
 void remat::buildLowerBufferizedToCpuPipeline(
     OpPassManager &pm, const RematPipelineOptions &options) {
   addRematBufferizePasses(pm);
-  if (options.dealloc == DeallocMode::Early) {
+  if (options.dealloc == DeallocMode::Early ||
+      options.dealloc == DeallocMode::Arena) {
     pm.addNestedPass<func::FuncOp>(createRematEarlyFreePass());
+    // The plan's placement: every buffer the step frees at its offset of
+    // one arena (the frees, which gave the lifetimes, disappear).
+    if (options.dealloc == DeallocMode::Arena)
+      pm.addPass(createRematAssignArenaPass());
   } else {
     // The references: frees at the end of each block, optionally moved up to
     // the last use by upstream's liveness optimisation.
@@ -218,8 +226,11 @@ void remat::registerRematPipelines() {
         // target=cpu|gpu: the plans of that lowering, library workspaces
         // counted.
         addPlanLibraryCalls(pm.nest<func::FuncOp>(), options);
-        pm.addPass(createRematReportPass(
-            solveOptions<RematReportPassOptions>(options)));
+        auto report = solveOptions<RematReportPassOptions>(options);
+        // The plans of the lowering: placed in an arena unless dealloc says
+        // otherwise.
+        report.arena = options.dealloc == DeallocMode::Arena;
+        pm.addPass(createRematReportPass(report));
       });
   PassPipelineRegistration<>(
       "remat-export-graph",

@@ -201,12 +201,15 @@ std::string remat_run::checkGpuOptions() {
 }
 
 int remat_run::runOnGpu(ModuleOp module, std::optional<int64_t> predicted,
-                        std::optional<int64_t> fixed, bool earlyFrees,
+                        std::optional<int64_t> fixed,
+                        std::optional<int64_t> livePeak,
+                        remat::DeallocMode dealloc,
                         remat::KernelMode kernels, bool keepTemps,
                         remat_run::RuntimeReport &report) {
-  if (!earlyFrees)
-    return fail("--target=gpu frees buffers with remat-early-free only "
-                "(--dealloc=early)");
+  if (dealloc != remat::DeallocMode::Arena &&
+      dealloc != remat::DeallocMode::Early)
+    return fail("--target=gpu places buffers in an arena (--dealloc=arena) "
+                "or frees them with remat-early-free (--dealloc=early)");
 
   // 1-2. int main(), then the GPU lowering.
   if (failed(wrapMain(module, predicted, fixed)))
@@ -221,6 +224,7 @@ int remat_run::runOnGpu(ModuleOp module, std::optional<int64_t> predicted,
     options.format = gpuFormat;
     options.blockSize = gpuBlockSize;
     options.kernels = kernels;
+    options.arena = dealloc == remat::DeallocMode::Arena;
     remat::buildLowerBufferizedToGpuPipeline(pm, options);
     if (failed(pm.run(module)))
       return fail("lowering to the GPU failed");
@@ -326,6 +330,7 @@ int remat_run::runOnGpu(ModuleOp module, std::optional<int64_t> predicted,
                << " total_peak_bytes=" << *report.totalPeak << "\n";
   // The device time of the step windows (synchronized at both ends).
   remat_run::printStepSeconds(report);
+  remat_run::printMemoryFigures(report, livePeak);
   llvm::outs() << "remat-run: measured_peak_bytes=" << *report.stepPeak
                << " predicted_peak_bytes=" << orNone(predicted) << "\n";
   llvm::outs().flush();

@@ -36,7 +36,8 @@ std::string checkGpuOptions();
 /// prints its output and the `remat-run:` lines (device bytes). Returns the
 /// process exit code.
 int runOnGpu(mlir::ModuleOp module, std::optional<int64_t> predicted,
-             std::optional<int64_t> fixed, bool earlyFrees,
+             std::optional<int64_t> fixed, std::optional<int64_t> livePeak,
+             remat::DeallocMode dealloc,
              remat::KernelMode kernels, bool keepTemps,
              RuntimeReport &report);
 

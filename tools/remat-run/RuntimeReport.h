@@ -26,7 +26,7 @@ namespace remat_run {
 /// The fields of a `remat-runtime: key=value ...` line.
 struct RuntimeReport {
   std::optional<int64_t> stepPeak, totalPeak, liveAtExit, allocations,
-      stepTimeNs;
+      stepTimeNs, arenaBytes, residentGrowth;
   /// The wall time of every measured window, in order.
   llvm::SmallVector<int64_t> windowTimesNs;
   /// Per-op times (remat-profile: lines), by remat.profile_id.
@@ -83,6 +83,10 @@ inline bool parseRuntimeLine(llvm::StringRef line, RuntimeReport &report) {
       report.allocations = v;
     else if (key == "step_time_ns")
       report.stepTimeNs = v;
+    else if (key == "arena_bytes")
+      report.arenaBytes = v;
+    else if (key == "resident_growth_bytes")
+      report.residentGrowth = v;
   }
   return report.stepPeak && report.totalPeak;
 }
@@ -135,6 +139,20 @@ inline ProgramOutput forwardProgramOutput(llvm::StringRef path,
   }
   llvm::outs().flush();
   return result;
+}
+
+/// `remat-run: arena_bytes=<A> live_peak_bytes=<L> rss_growth_bytes=<R>`:
+/// the arena the program allocated, the plan's live peak (the simulator's),
+/// and the growth of the memory the OS sees over a step (the resident set on
+/// the CPU, the device memory in use on the GPU); "none" when unknown.
+inline void printMemoryFigures(const RuntimeReport &report,
+                               std::optional<int64_t> livePeak) {
+  auto text = [](std::optional<int64_t> v) {
+    return v && *v >= 0 ? std::to_string(*v) : std::string("none");
+  };
+  llvm::outs() << "remat-run: arena_bytes=" << text(report.arenaBytes)
+               << " live_peak_bytes=" << text(livePeak)
+               << " rss_growth_bytes=" << text(report.residentGrowth) << "\n";
 }
 
 /// `remat-run: step_seconds=<median> windows=<n>` when a window closed.

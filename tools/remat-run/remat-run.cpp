@@ -83,7 +83,7 @@ cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
 #include "remat/Transforms/PipelineOptions.def"
 cl::opt<remat::DeallocMode> dealloc("dealloc",
                                     cl::desc("Where buffers are freed"),
-                                    cl::init(remat::DeallocMode::Early),
+                                    cl::init(remat::DeallocMode::Arena),
                                     cl::values(REMAT_DEALLOC_MODE_VALUES),
                                     cl::cat(category));
 cl::opt<remat::KernelMode> kernels("kernels",
@@ -151,6 +151,7 @@ std::string findTool(const char *envVar, llvm::StringRef builtIn,
 /// `remat-run:` lines; `report` gets the runtime's report.
 int runOnCpu(ModuleOp module, const remat::RematPipelineOptions &options,
              std::optional<int64_t> predicted, std::optional<int64_t> fixed,
+             std::optional<int64_t> livePeak,
              remat_run::RuntimeReport &report);
 
 } // namespace
@@ -263,10 +264,15 @@ int main(int argc, char **argv) {
       step = func;
     }
   }
-  std::optional<int64_t> predicted, fixed;
+  std::optional<int64_t> predicted, fixed, livePeak;
   if (step) {
     predicted = getIntAttr(step, "remat.predicted_peak_bytes");
     fixed = getIntAttr(step, "remat.fixed_bytes");
+    // With an arena the prediction is the arena's figure; the simulator's
+    // live peak is beside it.
+    livePeak = getIntAttr(step, "remat.live_peak_bytes");
+    if (!livePeak)
+      livePeak = predicted;
   }
 
   // 2. A main that calls the step, unless the pipeline or the user made one.
@@ -307,10 +313,10 @@ int main(int argc, char **argv) {
   }
   remat_run::RuntimeReport report;
   int rc = remat_run::targetIsGpu()
-               ? remat_run::runOnGpu(*module, predicted, fixed,
-                                     dealloc == remat::DeallocMode::Early,
-                                     kernels, keepTemps, report)
-               : runOnCpu(*module, options, predicted, fixed, report);
+               ? remat_run::runOnGpu(*module, predicted, fixed, livePeak,
+                                     dealloc, kernels, keepTemps, report)
+               : runOnCpu(*module, options, predicted, fixed, livePeak,
+                          report);
   if (rc != 0 || !profiled)
     return rc;
   if (report.opNs.empty())
@@ -332,6 +338,7 @@ namespace {
 
 int runOnCpu(ModuleOp module, const remat::RematPipelineOptions &options,
              std::optional<int64_t> predicted, std::optional<int64_t> fixed,
+             std::optional<int64_t> livePeak,
              remat_run::RuntimeReport &report) {
   // 3. Lower to the LLVM dialect.
   {
@@ -425,6 +432,7 @@ int runOnCpu(ModuleOp module, const remat::RematPipelineOptions &options,
   llvm::outs() << "remat-run: fixed_bytes=" << orNone(fixed)
                << " total_peak_bytes=" << *report.totalPeak << "\n";
   remat_run::printStepSeconds(report);
+  remat_run::printMemoryFigures(report, livePeak);
   llvm::outs() << "remat-run: measured_peak_bytes=" << *report.stepPeak
                << " predicted_peak_bytes=" << orNone(predicted) << "\n";
   llvm::outs().flush();

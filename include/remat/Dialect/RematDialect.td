@@ -49,6 +49,13 @@ def Remat_Dialect : Dialect {
     /// remat-run --profile-costs: the number of an op whose time is measured
     /// (remat-instrument-op-timers).
     static constexpr llvm::StringLiteral kProfileIdAttr = "remat.profile_id";
+    /// remat-apply with an arena: the arena offset of each operand's buffer
+    /// (-1: none), of the op's workspace, and the arena's size on the step.
+    static constexpr llvm::StringLiteral kOperandOffsetsAttr =
+        "remat.operand_offsets";
+    static constexpr llvm::StringLiteral kWorkspaceOffsetAttr =
+        "remat.workspace_offset";
+    static constexpr llvm::StringLiteral kArenaBytesAttr = "remat.arena_bytes";
   }];
 }
 

@@ -68,6 +68,25 @@ REMAT_RT_EXPORT void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
 /// `memref.dealloc`. A null pointer is a no-op; an unknown pointer aborts.
 REMAT_RT_EXPORT void _mlir_memref_to_llvm_free(void *ptr);
 
+/// The descriptor of a `memref<?xi8>` (the C interface of functions that
+/// return one).
+struct RematI8MemRef {
+  char *allocated;
+  char *aligned;
+  int64_t offset;
+  int64_t size;
+  int64_t stride;
+};
+
+/// The arena of step `key` (one per step function, remat-assign-arena:
+/// every buffer of the step is a view of it at a planned offset), of at
+/// least `bytes` bytes: allocated at the step's first call, reused by every
+/// later call, grown when a call asks for more; counted as the step's memory
+/// in every measured window that uses it (`arena_bytes=` in the exit
+/// report).
+REMAT_RT_EXPORT void _mlir_ciface_remat_rt_arena(RematI8MemRef *result,
+                                                 int64_t key, int64_t bytes);
+
 //===----------------------------------------------------------------------===//
 // Measurement window.
 //===----------------------------------------------------------------------===//

@@ -119,16 +119,6 @@ REMAT_RT_EXPORT void remat_rt_set_prediction(int64_t predictedPeakBytes,
 /// synchronized at both ends), or -1 if none closed.
 REMAT_RT_EXPORT int64_t remat_rt_step_time_ns(void);
 
-/// The descriptor of a `memref<?xi8>` (the C interface of functions that
-/// return one).
-struct RematI8MemRef {
-  char *allocated;
-  char *aligned;
-  int64_t offset;
-  int64_t size;
-  int64_t stride;
-};
-
 /// A constant tensor (a host global of `bytes` bytes at `hostAddress`) on
 /// the device: copied at its first use, kept for the program, counted
 /// apart from the step (`remat-cuda: constant_bytes=` at exit). Called by

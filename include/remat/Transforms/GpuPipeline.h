@@ -48,6 +48,12 @@ struct RematGpuPipelineOptions
   Option<TYPE> FIELD{*this, FLAG, llvm::cl::desc(DESCRIPTION),                 \
                      llvm::cl::init(DEFAULT)};
 #include "remat/Transforms/PipelineOptions.def"
+  Option<bool> arena{*this, "arena",
+                     llvm::cl::desc("Every buffer of the step at its planned "
+                                    "offset of one device arena, allocated "
+                                    "once (else a device allocation per "
+                                    "buffer, freed after its last use)"),
+                     llvm::cl::init(true)};
   Option<KernelMode> kernels{*this, "kernels",
                              llvm::cl::desc("Who runs the contractions"),
                              llvm::cl::init(KernelMode::Library),

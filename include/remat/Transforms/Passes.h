@@ -28,13 +28,18 @@ namespace remat {
 #define GEN_PASS_REGISTRATION
 #include "remat/Transforms/Passes.h.inc"
 
-/// Where the lowering pipelines free buffers (docs/early-frees.md).
-enum class DeallocMode { Early, Upstream, UpstreamLiveness };
+/// Where the lowering pipelines put and free buffers (docs/early-frees.md,
+/// docs/memory-plan.md).
+enum class DeallocMode { Arena, Early, Upstream, UpstreamLiveness };
 
 /// The values of the `dealloc` option (RematPipelineOptions, remat-run).
 #define REMAT_DEALLOC_MODE_VALUES                                              \
-  clEnumValN(::remat::DeallocMode::Early, "early",                             \
-             "remat-early-free: right after the last use (default)"),          \
+  clEnumValN(::remat::DeallocMode::Arena, "arena",                             \
+             "every buffer of the step at its planned offset of one arena, "   \
+             "allocated once (default)"),                                      \
+      clEnumValN(::remat::DeallocMode::Early, "early",                         \
+                 "remat-early-free: a malloc per buffer, freed right after "   \
+                 "its last use"),                                              \
       clEnumValN(::remat::DeallocMode::Upstream, "upstream",                   \
                  "upstream buffer-deallocation-pipeline: at the end of the "   \
                  "block"),                                                     \
@@ -65,8 +70,9 @@ struct RematPipelineOptions
                      llvm::cl::init(DEFAULT)};
 #include "remat/Transforms/PipelineOptions.def"
   Option<DeallocMode> dealloc{*this, "dealloc",
-                              llvm::cl::desc("Where buffers are freed"),
-                              llvm::cl::init(DeallocMode::Early),
+                              llvm::cl::desc("Where buffers live and are "
+                                             "freed"),
+                              llvm::cl::init(DeallocMode::Arena),
                               llvm::cl::values(REMAT_DEALLOC_MODE_VALUES)};
   Option<KernelMode> kernels{*this, "kernels",
                              llvm::cl::desc("Who runs the contractions"),

@@ -197,8 +197,36 @@ def RematApplyPass : InterfacePass<"remat-apply", "mlir::FunctionOpInterface"> {
     figures; optimization remarks (`--remarks-filter=remat`) say per
     function which plan was taken, and per forward node whose buffers the
     backward reads whether it is kept or recomputed, and why.
+
+    With `arena` (the lowering pipelines' default, `dealloc=arena`), the
+    plan also says where each byte lives (MemoryPlacement.h): every buffer
+    the step allocates and frees gets an offset of one arena, from the
+    placement of the plan's buffer lifetimes (best of the greedy heuristics
+    and skyline dives; MiniMalloc's exact search within
+    `arena-search-time` seconds when set), the step's results included:
+    they are views of the arena, valid until the step runs again (a TFLite
+    interpreter's outputs are the same). Every op of the rewritten step carries
+    `remat.operand_offsets` (the arena offset of each operand's buffer, -1
+    for others) and, with a workspace, `remat.workspace_offset`, which
+    `remat-assign-arena` applies after bufferization. The figure is then the
+    arena: `remat.predicted_peak_bytes` = `remat.arena_bytes`, next to
+    `remat.live_peak_bytes` (the simulator's peak) and `remat.output_bytes`
+    (the returned buffers' part); a budget applies to it,
+    and a plan that fits in live bytes but not in its arena is solved again
+    under a budget lowered by the difference (up to 4 times) before the
+    budget is declared infeasible.
   }];
-  let options = [RematSolverOption, RematBudgetOption] # RematSearchOptions;
+  let options = [
+    RematSolverOption, RematBudgetOption,
+    Option<"arena", "arena", "bool", /*default=*/"false",
+           "Place the plan's buffers in one arena (remat-assign-arena)">,
+    Option<"arenaAlignment", "arena-alignment", "int64_t", /*default=*/"64",
+           "Alignment of every arena offset, bytes (a power of two)">,
+    Option<"arenaSearchTime", "arena-search-time", "double",
+           /*default=*/"0",
+           "Seconds of MiniMalloc's exact search for a smaller arena (0: the "
+           "heuristics only, deterministic)">,
+  ] # RematSearchOptions;
 }
 
 def RematReportPass : Pass<"remat-print-report", "mlir::ModuleOp"> {
@@ -215,6 +243,13 @@ def RematReportPass : Pass<"remat-print-report", "mlir::ModuleOp"> {
     function is a training step (there would be no plan to report: the
     message says what marks a step). Functions that are not training steps
     beside one that is are left out of the report.
+
+    With `arena` (remat-report's default, `dealloc=arena`), every plan is
+    placed as remat-apply places it (solved again when its arena exceeds the
+    budget): `arena_bytes`, `live_peak_bytes` (the simulator's peak),
+    `output_bytes`, `fragmentation` (arena / live peak - 1), `placement`
+    (the method, and whether proven optimal) and `placement_seconds`, and
+    `meets_budget` is the arena's.
   }];
   let options = [
     Option<"solver", "solver", "std::string", /*default=*/"\"all\"",
@@ -222,6 +257,13 @@ def RematReportPass : Pass<"remat-print-report", "mlir::ModuleOp"> {
     RematBudgetOption,
     Option<"withTimeline", "timeline", "bool", /*default=*/"false",
            "Include the per-step memory timeline">,
+    Option<"arena", "arena", "bool", /*default=*/"false",
+           "Place every plan's buffers in one arena (as remat-apply)">,
+    Option<"arenaAlignment", "arena-alignment", "int64_t", /*default=*/"64",
+           "Alignment of every arena offset, bytes (a power of two)">,
+    Option<"arenaSearchTime", "arena-search-time", "double",
+           /*default=*/"0",
+           "Seconds of MiniMalloc's exact search for a smaller arena">,
   ] # RematSearchOptions;
 }
 
@@ -395,6 +437,31 @@ def RematPrepareLoopsForCpuPass
     Ops without loops, fills and copies are left alone.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def RematAssignArenaPass : Pass<"remat-assign-arena", "mlir::ModuleOp"> {
+  let summary = "Put every buffer of a step at its planned offset of one arena";
+  let description = [{
+    Runs on buffers, after `remat-early-free` and before
+    `remat-lower-library-calls`, in the lowering pipelines with
+    `dealloc=arena` (the default). In every function carrying
+    `remat.arena_bytes` (remat-apply with `arena`), the function first calls
+    `remat_rt_arena(id, bytes)`, which returns the step's arena (allocated
+    at its first call and kept: reused by every later call of the step; one
+    arena per step function), and every `memref.alloc` of the function's
+    body becomes `memref.view %arena[offset]`, its free gone. The offset is
+    the plan's: it is read from `remat.operand_offsets` on the ops that use
+    the buffer. The buffers the step returns are views of the arena too,
+    valid until the step runs again: a free of such a result in a caller
+    (`bufferization.dealloc_tensor` of `remat-run --repeat`'s loop) is
+    removed. An allocation without a planned offset stays one. The offsets
+    are checked against the buffers' lifetimes in the program (allocation to
+    free, or to the end for a result): two buffers alive at once never
+    overlap, or the pass fails naming them.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect"];
 }
 

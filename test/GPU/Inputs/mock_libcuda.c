@@ -248,6 +248,32 @@ CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, void *st) {
   memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
   return 0;
 }
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
+  memmove((void *)(uintptr_t)d, s, n);
+  return 0;
+}
+/* 80 GiB of device memory, less what is live. */
+CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
+  *total = (size_t)80 << 30;
+  *free = *total - (size_t)liveBytes;
+  return 0;
+}
+static int pool;
+static unsigned long long releaseThreshold;
+CUresult cuDeviceGetDefaultMemPool(void **p, CUdevice d) {
+  (void)d;
+  *p = &pool;
+  return 0;
+}
+/* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD is 4. */
+CUresult cuMemPoolSetAttribute(void *p, int attribute, void *value) {
+  if (p != &pool)
+    fail("a memory pool that cuDeviceGetDefaultMemPool did not return");
+  if (attribute != 4)
+    fail("a memory pool attribute other than the release threshold");
+  releaseThreshold = *(unsigned long long *)value;
+  return 0;
+}
 CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
   memmove(d, (const void *)(uintptr_t)s, n);
   return 0;
