@@ -163,14 +163,28 @@ void remat::buildRematLowerToCpuPipeline(OpPassManager &pm,
   buildLowerBufferizedToCpuPipeline(pm, options);
 }
 
+std::optional<std::string>
+remat::checkPipelineAnchor(const OpPassManager &pm, StringRef pipeline) {
+  std::optional<StringRef> anchor = pm.getOpName();
+  if (anchor && *anchor == ModuleOp::getOperationName())
+    return std::nullopt;
+  std::string where = anchor ? "nested under '" + anchor->str() + "'"
+                             : std::string("nested under 'any' (an op-agnostic "
+                                           "pass manager, where its module "
+                                           "passes would never run)");
+  return "'" + pipeline.str() + "' must run on 'builtin.module' (it adds " +
+         "module passes and nests its function passes itself), not " + where +
+         "; put it directly inside 'builtin.module(...)'";
+}
+
 void remat::registerRematPipelines() {
-  PassPipelineRegistration<RematPipelineOptions>(
+  registerModulePipeline<RematPipelineOptions>(
       "remat-pipeline",
       "Rematerialise every training step: check the options, inline calls "
       "of pure functions, normalize destinations, solve, apply the plan "
       "(tensors in, tensors out)",
       buildRematPipeline);
-  PassPipelineRegistration<RematPipelineOptions>(
+  registerModulePipeline<RematPipelineOptions>(
       "remat-report",
       "Print the plans of `solver` (or all solvers) for every training step "
       "as JSON; the IR is left as it is apart from inlined calls of pure "
@@ -183,18 +197,18 @@ void remat::registerRematPipelines() {
         pm.addPass(createRematReportPass(
             solveOptions<RematReportPassOptions>(options)));
       });
-  PassPipelineRegistration<>(
+  registerModulePipeline<EmptyPipelineOptions>(
       "remat-export-graph",
       "Print the training graph of the module's step as NetworkX node-link "
       "JSON for remat-solve (calls of pure functions inlined, normalized "
       "destinations, so that the graph's values are the bufferized "
       "program's buffers)",
-      [](OpPassManager &pm) {
+      [](OpPassManager &pm, const EmptyPipelineOptions &) {
         pm.addPass(createRematInlineCallsPass());
         pm.addNestedPass<func::FuncOp>(createRematNormalizeDestinationsPass());
         pm.addPass(createRematPrintGraphPass());
       });
-  PassPipelineRegistration<RematPipelineOptions>(
+  registerModulePipeline<RematPipelineOptions>(
       "remat-lower-to-cpu",
       "remat-pipeline, then one-shot bufferization, early frees and lowering "
       "to the LLVM dialect with the runtime's counting allocation functions",
