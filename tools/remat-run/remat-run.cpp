@@ -27,6 +27,7 @@
 #include "RuntimeReport.h"
 
 #include "remat/Solvers/Solver.h"
+#include "remat/Support/ContextOptions.h"
 #include "remat/Support/Debug.h"
 #include "remat/Transforms/Passes.h"
 
@@ -136,6 +137,8 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   // -debug, -debug-only=<type,...> (remat/Support/Debug.h).
   remat::registerDebugOptions();
+  // An error on a step is one line unless --mlir-print-op-on-diagnostic.
+  remat::registerContextOptionsQuietByDefault(&category);
   cl::HideUnrelatedOptions({&category, &remat_run::gpuOptionCategory(),
                            &remat::debugOptionCategory()});
   cl::ParseCommandLineOptions(
