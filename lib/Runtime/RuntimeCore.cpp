@@ -53,12 +53,13 @@ bool Counters::recordFree(void *ptr) {
   return true;
 }
 
-void Counters::stepBegin() {
+void Counters::stepBegin(int64_t tag) {
   std::lock_guard<std::mutex> lock(mutex);
   if (inStep) // a nested begin restarts nothing: keep the outer window
     return;
   everBegan = true;
   inStep = true;
+  currentTag = tag;
   stepBase = liveTotal;
   stepMax = liveTotal;
   stepStart = std::chrono::steady_clock::now();
@@ -75,6 +76,11 @@ void Counters::stepEnd() {
   }
   inStep = false;
   bestStepPeak = std::max(bestStepPeak, stepMax - stepBase);
+  if (currentTag >= 0) {
+    TagFigures &figures = tags[currentTag];
+    figures.stepPeak = std::max(figures.stepPeak, stepMax - stepBase);
+    ++figures.windows;
+  }
   lastStepNs =
       std::chrono::duration_cast<std::chrono::nanoseconds>(now - stepStart)
           .count();
@@ -101,6 +107,8 @@ void Counters::reset() {
   liveTotal = totalPeak = allocationCount = 0;
   everBegan = inStep = false;
   stepBase = stepMax = bestStepPeak = 0;
+  currentTag = -1;
+  tags.clear();
   lastStepNs = -1;
 }
 
@@ -126,6 +134,10 @@ void Counters::printReport(bool withStepTime) {
   if (withStepTime)
     std::printf(" step_time_ns=%" PRId64, f.stepTimeNs);
   std::printf("\n");
+  for (const auto &[tag, figures] : tags)
+    std::printf("remat-runtime-step: tag=%" PRId64 " step_peak_bytes=%" PRId64
+                " windows=%" PRId64 "\n",
+                tag, figures.stepPeak, figures.windows);
   if (hasPrediction) {
     std::printf("remat-run: fixed_bytes=%s total_peak_bytes=%" PRId64 "\n",
                 orNone(fixed).c_str(), f.totalPeakBytes);
@@ -277,6 +289,11 @@ extern "C" {
 void remat_rt_step_begin(void) {
   beforeStepEdge();
   counters().stepBegin();
+}
+
+void remat_rt_step_begin_tagged(int64_t tag) {
+  beforeStepEdge();
+  counters().stepBegin(tag < 0 ? -1 : tag);
 }
 
 void remat_rt_step_end(void) {

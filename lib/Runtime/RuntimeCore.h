@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -51,8 +52,9 @@ public:
 
   /// Opens the window: its base is the live bytes now (the inputs, which
   /// the simulator counts as fixed memory). A nested begin keeps the outer
-  /// window.
-  void stepBegin();
+  /// window. A window with a `tag` (0 and up: which of several steps it
+  /// measures) also counts toward that tag's own peak and window count.
+  void stepBegin(int64_t tag = -1);
   /// Closes the window, keeping the worst step peak of all windows and the
   /// window's wall time; warns on stderr when none is open.
   void stepEnd();
@@ -80,6 +82,8 @@ public:
   /// The exit report on stdout:
   ///   remat-runtime: step_peak_bytes=N total_peak_bytes=M
   ///     live_bytes_at_exit=K allocations=A[ step_time_ns=T]
+  /// then, per tag of a tagged window, in tag order,
+  ///   remat-runtime-step: tag=K step_peak_bytes=N windows=W
   /// and, after `setPrediction`,
   ///   remat-run: fixed_bytes=F total_peak_bytes=M
   ///   remat-run: measured_peak_bytes=N predicted_peak_bytes=P
@@ -102,6 +106,15 @@ private:
   int64_t stepMax = 0;
   int64_t bestStepPeak = 0;
   std::chrono::steady_clock::time_point stepStart;
+  // The open window's tag (-1: none), and per tag its worst step peak and
+  // number of windows: a program that runs several steps (a module's own
+  // main) gets each step measured apart.
+  int64_t currentTag = -1;
+  struct TagFigures {
+    int64_t stepPeak = 0;
+    int64_t windows = 0;
+  };
+  std::map<int64_t, TagFigures> tags;
   int64_t lastStepNs = -1;
   bool hasPrediction = false;
   int64_t predicted = -1;

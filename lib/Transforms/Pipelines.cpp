@@ -111,6 +111,12 @@ void remat::addRematBufferizePasses(OpPassManager &pm) {
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   bufferize.bufferAlignment = 0;
+  // A caller's training loop carries tensors in scf.for (SGD: each iteration
+  // yields new weights), which one-shot bufferization otherwise rejects
+  // ("Yield operand #0 is not equivalent to the corresponding iter bbArg").
+  // Only loops bufferize differently: a step is one block without loops, so
+  // its buffers, and the prediction, are unchanged.
+  bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
 }
 

@@ -7,9 +7,10 @@
 //    the simulator's prediction from the step: `remat.predicted_peak_bytes`
 //    and `remat.fixed_bytes`.
 // 2. Adds a `main` (remat-generate-main) unless the module has one; a
-//    module's own main gets every call of the step wrapped in the runtime's
-//    measurement window (remat-instrument-step-calls). Lowers the module to
-//    the LLVM dialect (bufferize, free, lower).
+//    module's own main gets every call of each step it calls wrapped in the
+//    runtime's measurement window (remat-instrument-step-calls, OwnMain.h),
+//    and with several steps one `remat-run: step=NAME ...` line each. Lowers
+//    the module to the LLVM dialect (bufferize, free, lower).
 // 3. Runs it with mlir-runner and the project's CPU runtime, which counts the
 //    bytes the program really allocates, and prints the program's output and
 //        remat-run: fixed_bytes=F total_peak_bytes=T
@@ -24,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuTarget.h"
+#include "OwnMain.h"
 #include "RuntimeReport.h"
 
 #include "remat/Solvers/Solver.h"
@@ -177,6 +179,11 @@ int main(int argc, char **argv) {
   options.FIELD = FIELD;
 #include "remat/Transforms/PipelineOptions.def"
   options.dealloc = dealloc;
+  // A module's own main runs as it is: --entry then only names the step
+  // whose calls are measured, and no main is generated.
+  const bool ownMain = module->lookupSymbol("main") != nullptr;
+  if (ownMain)
+    options.entry = "";
 
   // 1. The rematerialised step, still on tensors.
   {
@@ -188,10 +195,28 @@ int main(int argc, char **argv) {
       return fail("the remat pipeline failed");
   }
 
+  // The steps that the module's own main calls (OwnMain.h), each call of
+  // each measured on its own; several get a line each.
+  std::vector<remat_run::MeasuredStep> ownSteps;
+  if (ownMain) {
+    std::string error = remat_run::findStepsOfOwnMain(*module, entry, ownSteps);
+    if (!error.empty())
+      return fail(error + " in '" + inputFile + "'");
+    if (failed(remat_run::instrumentStepCalls(*module, ownSteps)))
+      return fail("cannot measure the calls of the training steps in the "
+                  "module's main");
+    if (ownSteps.size() > 1 && remat_run::targetIsGpu())
+      return fail("the module's main calls several training steps; "
+                  "--target=gpu measures one: choose it with --entry");
+  }
+
   // The step whose prediction we compare with: --entry, else the one function
-  // that remat-apply annotated.
+  // that remat-apply annotated (the worst of a main's several steps).
   func::FuncOp step;
-  if (!entry.empty()) {
+  if (ownMain) {
+    step = module->lookupSymbol<func::FuncOp>(
+        remat_run::worstStep(ownSteps).name);
+  } else if (!entry.empty()) {
     step = module->lookupSymbol<func::FuncOp>(entry);
     if (!step)
       return fail("no function '" + entry + "' in '" + inputFile + "'");
@@ -211,18 +236,8 @@ int main(int argc, char **argv) {
     fixed = getIntAttr(step, "remat.fixed_bytes");
   }
 
-  // 2. A main that calls the step, unless the pipeline or the user made one.
-  //    A main of the user's own has the window of each call of the step
-  //    measured, so that measured and predicted are the same quantity.
-  if (module->lookupSymbol("main") && entry.empty() && step) {
-    PassManager pm(&context);
-    remat::RematInstrumentStepCallsPassOptions instrumentOptions;
-    instrumentOptions.entry = step.getSymName().str();
-    pm.addPass(remat::createRematInstrumentStepCallsPass(instrumentOptions));
-    if (failed(pm.run(*module)))
-      return fail("cannot measure the calls of '" + step.getSymName() +
-                  "' in the module's main");
-  }
+  // 2. A main that calls the step, unless the pipeline or the user made one
+  //    (whose calls of the steps were wrapped above).
   if (!module->lookupSymbol("main")) {
     if (!step)
       return fail("no training step found (no function carries "
@@ -330,6 +345,11 @@ int main(int argc, char **argv) {
   if (output.badReport)
     return fail("malformed 'remat-runtime:' line");
 
+  if (ownSteps.size() > 1) {
+    std::string missing = remat_run::printStepLines(ownSteps, output.tags);
+    if (!missing.empty())
+      return fail(missing);
+  }
   llvm::outs() << "remat-run: fixed_bytes=" << orNone(fixed)
                << " total_peak_bytes=" << *report.totalPeak << "\n";
   llvm::outs() << "remat-run: measured_peak_bytes=" << *report.stepPeak

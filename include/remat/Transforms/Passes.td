@@ -314,18 +314,24 @@ def RematInstrumentStepCallsPass
     itself in `remat_rt_step_begin` / `remat_rt_step_end`, so that the runtime
     measures the window of that call: the bytes the step allocates, without
     the inputs `main` built. That is the quantity the simulator predicts
-    (arguments are fixed memory). An argument that is a view (a slice of a
-    bigger tensor) is copied before the window opens: bufferization would
-    otherwise copy it into the step's identity layout inside the window.
-    Fails, at the step, when nothing calls `entry`.
+    (arguments are fixed memory). An argument that bufferization would give
+    another layout than the step's identity one — a view (a slice of a
+    bigger tensor), a tensor carried by a loop (the weights of an SGD loop in
+    `scf.for`) or yielded by a region — is copied before the window opens:
+    bufferization would otherwise copy it inside the window. With several
+    entries (`entry=a,b`), the calls of entry k open windows tagged k
+    (`remat_rt_step_begin_tagged(k)`), and the runtime reports each step's
+    peak on its own line (`remat-runtime-step: tag=k ...`). Fails, at the
+    step, when nothing calls an entry.
   }];
   let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training step whose calls are measured">,
+    ListOption<"entry", "entry", "std::string",
+               "Names of the training steps whose calls are measured">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::linalg::LinalgDialect",
-                           "mlir::tensor::TensorDialect"];
+                           "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
 }
 
 def RematPrepareLinalgForGpuPass
