@@ -31,7 +31,8 @@ struct MeasuredStep {
 
 /// The steps whose calls the module's own main makes: `entry` alone when it
 /// is given, else every function that remat-apply annotated and that other
-/// code of the module calls. Returns why none can be measured, or "".
+/// code of the module calls (none when no function is a step: main then
+/// runs unmeasured). Returns why the steps cannot be measured, or "".
 std::string findStepsOfOwnMain(mlir::ModuleOp module, llvm::StringRef entry,
                                std::vector<MeasuredStep> &steps);
 

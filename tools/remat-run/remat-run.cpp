@@ -202,7 +202,8 @@ int main(int argc, char **argv) {
     std::string error = remat_run::findStepsOfOwnMain(*module, entry, ownSteps);
     if (!error.empty())
       return fail(error + " in '" + inputFile + "'");
-    if (failed(remat_run::instrumentStepCalls(*module, ownSteps)))
+    if (!ownSteps.empty() &&
+        failed(remat_run::instrumentStepCalls(*module, ownSteps)))
       return fail("cannot measure the calls of the training steps in the "
                   "module's main");
     if (ownSteps.size() > 1 && remat_run::targetIsGpu())
@@ -214,8 +215,9 @@ int main(int argc, char **argv) {
   // that remat-apply annotated (the worst of a main's several steps).
   func::FuncOp step;
   if (ownMain) {
-    step = module->lookupSymbol<func::FuncOp>(
-        remat_run::worstStep(ownSteps).name);
+    if (!ownSteps.empty())
+      step = module->lookupSymbol<func::FuncOp>(
+          remat_run::worstStep(ownSteps).name);
   } else if (!entry.empty()) {
     step = module->lookupSymbol<func::FuncOp>(entry);
     if (!step)
