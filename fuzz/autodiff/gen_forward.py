@@ -278,8 +278,15 @@ class Gen:
         r = self.expr(leaves, self.rng.randint(1, 3))
         body = "\n".join(self.lines[first:]) + " " + r
         # Distinct when the body reads the full-shape operand (the others
-        # are broadcast along some dims) and that operand is.
-        out.distinct = v.distinct and re.search(re.escape(args[0]) + r"\b", body) is not None
+        # are broadcast along some dims) and that operand is, and does not
+        # choose between it and another operand or a captured scalar
+        # (max(x, s) ties at s wherever x < s: elements equal to one function
+        # of a parameter, which a later max/min reduction would count once
+        # per tied element, the rule's documented limit).
+        reads = lambda name: re.search(re.escape(name) + r"\b", body) is not None
+        chooses = re.search(r"\b(maximumf|minimumf|maxnumf|minnumf|select)\b", body)
+        others = any(reads(leaf) for leaf in leaves[1:])
+        out.distinct = v.distinct and reads(args[0]) and not (chooses and others)
         self.emit("  linalg.yield %s : f64" % r)
         self.emit("} -> %s" % out.type)
         self.features.add("elementwise")
