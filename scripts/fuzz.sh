@@ -6,7 +6,11 @@
 # target the executions and crashes; exits non-zero on any crash, leak,
 # timeout or sanitizer report (the reproducer is left in
 # build-fuzz/fuzz-out/<target>/). Needs clang-22 and libclang-rt-22-dev
-# (scripts/setup.sh). Usage: scripts/fuzz.sh [seconds-per-target]
+# (scripts/setup.sh). Then fuzzes remat-autodiff for as long: random small
+# forward functions differentiated by the main build's remat-opt (build/,
+# which scripts/test.sh or setup.sh configures), their gradients checked
+# against finite differences (fuzz/autodiff/fuzz_autodiff.py; reproducers in
+# build-fuzz/fuzz-out/autodiff/). Usage: scripts/fuzz.sh [seconds-per-target]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build-fuzz"
@@ -51,6 +55,26 @@ for t in "${targets[@]}"; do
     grep -v '^#' "$log" | tail -n 60
   fi
 done
+
+# remat-autodiff: not a libFuzzer target (a gradient check compiles and runs
+# each input), a generator and a property: every random forward function is
+# differentiated or rejected with a located error, never a crash, and every
+# gradient equals the finite difference.
+if [ ! -f "$root/build/build.ninja" ] && [ ! -f "$root/build/Makefile" ]; then
+  echo "fuzz: autodiff: FAILED: no main build in $root/build (run scripts/setup.sh)"
+  failures=$((failures + 1))
+else
+  cmake --build "$root/build" --target remat-opt remat-run RematCpuRuntime >/dev/null
+  status=0
+  /usr/bin/python3 "$root/fuzz/autodiff/fuzz_autodiff.py" --seconds "$seconds" \
+    --bin-dir "$root/build/bin" --out "$build/fuzz-out/autodiff" || status=$?
+  if [ "$status" -ne 0 ]; then
+    failures=$((failures + 1))
+    echo "fuzz: autodiff: FAILED (reproducers in $build/fuzz-out/autodiff/)"
+  fi
+fi
+targets+=(autodiff)
+
 ran=$SECONDS
 echo "fuzz: ${#targets[@]} targets, $failures failed" \
   "(configure ${configured}s, build $((built - configured))s, run $((ran - built))s)"

@@ -53,12 +53,13 @@ bool Counters::recordFree(void *ptr) {
   return true;
 }
 
-void Counters::stepBegin(ResidentMemory resident) {
+void Counters::stepBegin(ResidentMemory resident, int64_t tag) {
   std::lock_guard<std::mutex> lock(mutex);
   if (inStep) // a nested begin restarts nothing: keep the outer window
     return;
   everBegan = true;
   inStep = true;
+  currentTag = tag;
   // The arenas the window uses are the step's memory whenever they were
   // allocated: out of the base, back in at their first use (useArena).
   stepBase = liveTotal - arenaBytes;
@@ -110,6 +111,11 @@ void Counters::stepEnd(ResidentMemory resident) {
     residentGrowth = std::max(residentGrowth, top - windowResident.current);
   }
   bestStepPeak = std::max(bestStepPeak, stepMax - stepBase);
+  if (currentTag >= 0) {
+    TagFigures &figures = tags[currentTag];
+    figures.stepPeak = std::max(figures.stepPeak, stepMax - stepBase);
+    ++figures.windows;
+  }
   lastStepNs =
       std::chrono::duration_cast<std::chrono::nanoseconds>(now - stepStart)
           .count();
@@ -166,6 +172,8 @@ void Counters::reset() {
   windowArenas.clear();
   windowUnusedArenas = 0;
   residentGrowth = -1;
+  currentTag = -1;
+  tags.clear();
   lastStepNs = -1;
   windowNs.clear();
   windowOpNs.clear();
@@ -223,6 +231,10 @@ void Counters::printReport(bool withStepTime) {
   for (size_t i = 0; i < windowNs.size(); ++i)
     std::printf(i ? ",%" PRId64 : " window_times_ns=%" PRId64, windowNs[i]);
   std::printf("\n");
+  for (const auto &[tag, figures] : tags)
+    std::printf("remat-runtime-step: tag=%" PRId64 " step_peak_bytes=%" PRId64
+                " windows=%" PRId64 "\n",
+                tag, figures.stepPeak, figures.windows);
   if (hasPrediction) {
     std::printf("remat-run: fixed_bytes=%s total_peak_bytes=%" PRId64 "\n",
                 orNone(fixed).c_str(), f.totalPeakBytes);
@@ -374,6 +386,11 @@ extern "C" {
 void remat_rt_step_begin(void) {
   beforeStepEdge();
   counters().stepBegin(residentMemory());
+}
+
+void remat_rt_step_begin_tagged(int64_t tag) {
+  beforeStepEdge();
+  counters().stepBegin(residentMemory(), tag < 0 ? -1 : tag);
 }
 
 void remat_rt_step_end(void) {

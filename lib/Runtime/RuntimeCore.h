@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -56,11 +57,13 @@ public:
   /// a view or a global; the caller reports it).
   bool recordFree(void *ptr);
 
-  /// Opens the window: its base is the live bytes now but the arena's (the
-  /// inputs, which the simulator counts as fixed memory; the arena is the
-  /// step's memory, in every window). A nested begin keeps the outer
-  /// window. `resident` is the process's memory as the OS sees it now.
-  void stepBegin(ResidentMemory resident);
+  /// Opens the window: its base is the live bytes now but the arenas' (the
+  /// inputs, which the simulator counts as fixed memory; an arena is its
+  /// step's memory, in every window that uses it). A nested begin keeps the
+  /// outer window. `resident` is the process's memory as the OS sees it now.
+  /// A window with a `tag` (0 and up: which of several steps it measures)
+  /// also counts toward that tag's own peak and window count.
+  void stepBegin(ResidentMemory resident, int64_t tag = -1);
   /// Closes the window, keeping the worst step peak of all windows, the
   /// window's wall time and its growth of resident memory; warns on stderr
   /// when none is open.
@@ -105,8 +108,10 @@ public:
   ///   remat-runtime: step_peak_bytes=N total_peak_bytes=M
   ///     live_bytes_at_exit=K allocations=A[ step_time_ns=T]
   ///     [ window_times_ns=T1,T2,...]
-  /// (the wall time of every closed window, in order) and, when ops were
-  /// timed, one line per op before it:
+  /// (the wall time of every closed window, in order); then, per tag of a
+  /// tagged window, in tag order,
+  ///   remat-runtime-step: tag=K step_peak_bytes=N windows=W
+  /// and, when ops were timed, one line per op before them:
   ///   remat-profile: op=<id> ns=<median over the windows after the first,
   ///   or the only window's>
   /// and, after `setPrediction`,
@@ -131,6 +136,15 @@ private:
   int64_t stepMax = 0;
   int64_t bestStepPeak = 0;
   std::chrono::steady_clock::time_point stepStart;
+  // The open window's tag (-1: none), and per tag its worst step peak and
+  // number of windows: a program that runs several steps (a module's own
+  // main) gets each step measured apart.
+  int64_t currentTag = -1;
+  struct TagFigures {
+    int64_t stepPeak = 0;
+    int64_t windows = 0;
+  };
+  std::map<int64_t, TagFigures> tags;
   int64_t lastStepNs = -1;
   // The wall time of every closed window, in order (remat-run --repeat
   // takes their median after the first).

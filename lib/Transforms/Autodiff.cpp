@@ -52,6 +52,7 @@
 #include "mlir/Transforms/RegionUtils.h"
 
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 #include <cmath>
 
@@ -229,13 +230,84 @@ bool hasFloatOperand(Operation *op) {
 //===----------------------------------------------------------------------===//
 
 /// How a linalg body produces output j from the output's previous value.
-enum class Combine { Overwrite, Keep, Add, Sub, Fma, Extremum };
+/// `Last`: a select of the element or the previous value on a condition
+/// that does not read the previous values ("last valid position" pooling):
+/// the result is the element of the last iteration, in loop order, where the
+/// condition takes the element.
+enum class Combine { Overwrite, Keep, Add, Sub, Fma, Extremum, Last };
 
 struct OutputRule {
   Combine kind = Combine::Overwrite;
   Operation *combiner = nullptr; // skipped when the body is recomputed
   Value expr;                    // the combined element (Fma: unused)
+  // Last: the select's condition (in the forward body), whether it takes the
+  // element when true, and the linearized reduction position of the last
+  // element taken per output element (-1: none, the initial value stays),
+  // computed before the adjoint generics (emitLastTaken).
+  Value cond;
+  bool takeWhenTrue = true;
+  Value last;
 };
+
+/// Whether `v`, a value of a linalg body, is computed from the body's output
+/// arguments (the previous values of the outputs, arguments `nIn` and up).
+bool readsPreviousValues(Value v, Block &body, unsigned nIn) {
+  SmallVector<Value> work{v};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      if (arg.getOwner() == &body && arg.getArgNumber() >= nIn)
+        return true;
+      continue;
+    }
+    Operation *def = x.getDefiningOp();
+    if (def->getBlock() != &body)
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
+  return false;
+}
+
+/// Whether `cond` compares the element `e` with the previous value `out` by
+/// an ordering predicate, possibly or'ed with a NaN test of `e` (PyTorch's
+/// NaN-propagating max: take e if e > out or e is NaN). A select of `e` or
+/// `out` on such a condition, either way round, keeps a running max or min,
+/// so the final result is one of the elements equal to it: the Extremum rule
+/// is right for it (ties aside). Any other condition that reads `out` is not
+/// proven to be a max/min.
+bool isOrderingOf(Value cond, Value e, Value out) {
+  if (auto orOp = cond.getDefiningOp<arith::OrIOp>()) {
+    for (unsigned k = 0; k < 2; ++k) {
+      auto nan = orOp->getOperand(k).getDefiningOp<arith::CmpFOp>();
+      if (nan && nan.getPredicate() == arith::CmpFPredicate::UNO &&
+          nan.getLhs() == e && nan.getRhs() == e)
+        return isOrderingOf(orOp->getOperand(1 - k), e, out);
+    }
+    return false;
+  }
+  auto cmp = cond.getDefiningOp<arith::CmpFOp>();
+  if (!cmp)
+    return false;
+  using P = arith::CmpFPredicate;
+  switch (cmp.getPredicate()) {
+  case P::OGT:
+  case P::OGE:
+  case P::OLT:
+  case P::OLE:
+  case P::UGT:
+  case P::UGE:
+  case P::ULT:
+  case P::ULE:
+    break;
+  default:
+    return false;
+  }
+  return (cmp.getLhs() == e && cmp.getRhs() == out) ||
+         (cmp.getLhs() == out && cmp.getRhs() == e);
+}
 
 /// The box [first, last] per dim that an insert_slice with static offsets,
 /// sizes and strides writes; nothing when one of them is dynamic.
@@ -266,13 +338,19 @@ public:
   Differentiator(func::FuncOp func) : func(func), b(func.getContext()) {}
 
   LogicalResult run(Value loss, ArrayRef<BlockArgument> params);
+  /// After run: whether the loss depends on some parameter at all.
+  bool lossDependsOnParameters() const { return lossUseful; }
 
 private:
   func::FuncOp func;
   OpBuilder b;
   DenseMap<Value, Value> adjoints;
   DenseSet<Value> active, useful;
+  /// Values that depend on a parameter in a form without derivative rules
+  /// (bits, unranked tensors), with the op that first made such a value.
+  DenseMap<Value, Operation *> opaque;
   Operation *returnOp = nullptr;
+  bool lossUseful = false;
 
   // Emission helpers (at the builder's insertion point, before the return).
   Value zeros(Type type, Location loc);
@@ -285,6 +363,12 @@ private:
                                      Operation *forward);
   LogicalResult analyseOutputs(linalg::GenericOp generic, Operation *forward,
                                SmallVectorImpl<OutputRule> &rules);
+  /// For a `Last` output: a generic over the forward's domain that recomputes
+  /// the select's condition and keeps, per output element, the largest
+  /// linearized position (in loop order) where the element is taken, -1
+  /// where none is (the i64 tensor OutputRule::last).
+  LogicalResult emitLastTaken(linalg::GenericOp generic, Operation *forward,
+                              unsigned output, OutputRule &rule);
   /// One adjoint generic: the adjoint of input `inputIndex`, of the tensor
   /// that a tensor.extract `gather` in the body reads, or of a scalar
   /// `captured` from outside the body.
@@ -393,8 +477,9 @@ LogicalResult Differentiator::analyseOutputs(linalg::GenericOp generic,
              << "cannot be differentiated: output #" << j
              << " combines the element with its previous value in a way "
                 "remat-autodiff does not know (known: overwrite, add, sub, "
-                "fma, maximumf/minimumf or a select of the element or the "
-                "previous value)";
+                "fma, maximumf/minimumf, or a select of the element or the "
+                "previous value on a comparison of the two or on a condition "
+                "that does not read the previous value)";
     };
     if (!c || c->getBlock() != &body)
       return fail();
@@ -419,11 +504,44 @@ LogicalResult Differentiator::analyseOutputs(linalg::GenericOp generic,
       rule.expr = other(0, 1);
     } else if (isa<arith::SelectOp>(c) &&
                (c->getOperand(1) == out) != (c->getOperand(2) == out)) {
-      // A max/min written as select(cmp(e, out), e, out): every other use of
-      // the previous value must only feed the condition or values without a
-      // derivative (the index of an argmax written alongside).
-      rule.kind = Combine::Extremum;
+      // A select of the element e or the previous value: a max/min when the
+      // condition compares e with the previous value (select(cmp(e, out), e,
+      // out), PyTorch's max pooling); the last position where the condition
+      // takes e when the condition does not read any previous value ("last
+      // valid position" pooling). Anything else is not proven right by
+      // either rule: an error, never the Extremum rule on trust (which would
+      // give the adjoint to every element equal to the result). Every other
+      // use of the previous value must only feed the condition or values
+      // without a derivative (the index of an argmax written alongside).
       rule.expr = c->getOperand(1) == out ? c->getOperand(2) : c->getOperand(1);
+      Value cond = c->getOperand(0);
+      if (readsPreviousValues(rule.expr, body, nIn)) {
+        if (seeded)
+          return fail();
+        rule.kind = Combine::Keep;
+        rule.combiner = nullptr;
+        rules.push_back(rule);
+        continue;
+      }
+      if (!readsPreviousValues(cond, body, nIn)) {
+        rule.kind = Combine::Last;
+        rule.cond = cond;
+        rule.takeWhenTrue = c->getOperand(1) == rule.expr;
+      } else if (isOrderingOf(cond, rule.expr, out)) {
+        rule.kind = Combine::Extremum;
+      } else if (seeded) {
+        return forward->emitOpError()
+               << "cannot be differentiated: output #" << j
+               << " is a select of the element or its previous value whose "
+                  "condition reads the previous value but is not a comparison "
+                  "of the two (a max/min): remat-autodiff cannot tell which "
+                  "element the result comes from";
+      } else {
+        rule.kind = Combine::Keep;
+        rule.combiner = nullptr;
+        rules.push_back(rule);
+        continue;
+      }
       SmallVector<Value> work{out};
       DenseSet<Operation *> seen;
       bool ok = true;
@@ -449,6 +567,28 @@ LogicalResult Differentiator::analyseOutputs(linalg::GenericOp generic,
   return success();
 }
 
+/// The position of an iteration among those that write one element through
+/// `outMap` (a projected permutation): the dims `outMap` does not name,
+/// linearized in loop order (the order in which the CPU and GPU lowerings
+/// run a reduction: the loops nest in dim order), built with linalg.index
+/// ops at `b`'s insertion point.
+Value reductionPosition(OpBuilder &b, Location loc, AffineMap outMap,
+                        ArrayRef<int64_t> loopRanges) {
+  Type i64 = b.getI64Type();
+  Value position = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+  for (unsigned d = 0; d < loopRanges.size(); ++d) {
+    if (outMap.isFunctionOfDim(d))
+      continue;
+    Value index = arith::IndexCastOp::create(
+        b, loc, i64, linalg::IndexOp::create(b, loc, d));
+    Value range =
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(loopRanges[d]));
+    position = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, position, range), index);
+  }
+  return position;
+}
+
 /// Whether `d` appears as a plain dimension among `map`'s results.
 bool hasPureDim(AffineMap map, unsigned d) {
   return llvm::any_of(map.getResults(), [&](AffineExpr e) {
@@ -460,6 +600,103 @@ bool hasPureDim(AffineMap map, unsigned d) {
 AffineMap withDims(AffineMap map, unsigned numDims) {
   return AffineMap::get(numDims, map.getNumSymbols(), map.getResults(),
                         map.getContext());
+}
+
+LogicalResult Differentiator::emitLastTaken(linalg::GenericOp generic,
+                                            Operation *forward,
+                                            unsigned output,
+                                            OutputRule &rule) {
+  Location loc = forward->getLoc();
+  unsigned nIn = generic.getNumDpsInputs();
+  AffineMap outMap = generic.getIndexingMapsArray()[nIn + output];
+  SmallVector<int64_t> loopRanges = generic.getStaticLoopRanges();
+  if (!outMap.isProjectedPermutation() ||
+      llvm::any_of(loopRanges, ShapedType::isDynamic))
+    return forward->emitOpError()
+           << "cannot be differentiated: output #" << output
+           << " keeps the element of the last iteration where a condition "
+              "holds, which remat-autodiff recovers only through an output "
+              "map that is a projected permutation over static loop ranges";
+  auto resultType = cast<RankedTensorType>(forward->getResult(output).getType());
+  Type i64 = b.getI64Type();
+  auto lastType = RankedTensorType::get(resultType.getShape(), i64);
+  Value none = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(-1));
+  Value init =
+      linalg::FillOp::create(
+          b, loc, ValueRange{none},
+          ValueRange{tensor::EmptyOp::create(b, loc, lastType.getShape(), i64)})
+          .getResult(0);
+  // The condition's ops, recomputed (it reads no previous value), and the
+  // inputs they read: only those, so that the backward keeps no input the
+  // condition does not need (plus, for a loop no kept operand spans, one
+  // input that gives it its range).
+  Block &fwdBody = generic.getRegion().front();
+  llvm::SetVector<Operation *> slice;
+  llvm::SmallBitVector read(nIn);
+  SmallVector<Value> work{rule.cond};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() == &fwdBody && arg.getArgNumber() < nIn)
+        read.set(arg.getArgNumber());
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (def->getBlock() != &fwdBody || !slice.insert(def))
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
+  SmallVector<AffineMap> fwdMaps = generic.getIndexingMapsArray();
+  for (unsigned d = 0; d < loopRanges.size(); ++d) {
+    bool covered = hasPureDim(outMap, d);
+    for (unsigned i = 0; i < nIn && !covered; ++i)
+      covered = read.test(i) && hasPureDim(fwdMaps[i], d);
+    for (unsigned i = 0; i < nIn && !covered; ++i)
+      if (hasPureDim(fwdMaps[i], d)) {
+        read.set(i);
+        covered = true;
+      }
+    // Only a window expression spans it (a convolution): keep every input,
+    // as the forward's loop ranges came from all of them.
+    if (!covered)
+      read.set();
+  }
+  SmallVector<Value> ins;
+  SmallVector<AffineMap> maps;
+  for (unsigned i = 0; i < nIn; ++i)
+    if (read.test(i)) {
+      ins.push_back(generic.getDpsInputs()[i]);
+      maps.push_back(fwdMaps[i]);
+    }
+  maps.push_back(outMap);
+  auto last = linalg::GenericOp::create(
+      b, loc, TypeRange{lastType}, ins, ValueRange{init}, maps,
+      generic.getIteratorTypesArray(),
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        IRMapping map;
+        for (unsigned i = 0, k = 0; i < nIn; ++i)
+          if (read.test(i))
+            map.map(fwdBody.getArgument(i), args[k++]);
+        for (Operation &op : fwdBody.without_terminator())
+          if (slice.contains(&op))
+            nb.clone(op, map);
+        Value take = map.lookupOrDefault(rule.cond);
+        if (!rule.takeWhenTrue)
+          take = arith::XOrIOp::create(
+              nb, l, take,
+              arith::ConstantOp::create(nb, l, nb.getBoolAttr(true)));
+        Value position = reductionPosition(nb, l, outMap, loopRanges);
+        Value noneHere =
+            arith::ConstantOp::create(nb, l, nb.getI64IntegerAttr(-1));
+        Value candidate = arith::SelectOp::create(nb, l, take, position,
+                                                  noneHere);
+        // A max of positions: the same whatever order the lowering picks.
+        linalg::YieldOp::create(
+            nb, l,
+            ValueRange{arith::MaxSIOp::create(nb, l, args.back(), candidate)});
+      });
+  rule.last = last.getResult(0);
+  return success();
 }
 
 LogicalResult Differentiator::emitAdjointGeneric(
@@ -523,7 +760,8 @@ LogicalResult Differentiator::emitAdjointGeneric(
     ins.push_back(generic.getDpsInputs()[i]);
     maps.push_back(withDims(fwdMaps[i], nDims));
   }
-  SmallVector<int> resultArg(rules.size(), -1), adjointArg(rules.size(), -1);
+  SmallVector<int> resultArg(rules.size(), -1), adjointArg(rules.size(), -1),
+      lastArg(rules.size(), -1);
   for (auto [j, rule] : llvm::enumerate(rules)) {
     Value res = forward->getResult(j);
     auto it = adjoints.find(res);
@@ -533,7 +771,12 @@ LogicalResult Differentiator::emitAdjointGeneric(
     Operation *last = rule.expr ? rule.expr.getDefiningOp() : nullptr;
     bool readResult = rule.kind == Combine::Overwrite && last &&
                       last->getBlock() == &fwdBody && adjointFromResult(last);
-    if (rule.kind == Combine::Extremum || readResult) {
+    if (rule.kind == Combine::Last) {
+      // The position of the element taken last, not the result.
+      lastArg[j] = ins.size();
+      ins.push_back(rule.last);
+      maps.push_back(outMap);
+    } else if (rule.kind == Combine::Extremum || readResult) {
       resultArg[j] = ins.size();
       ins.push_back(res);
       maps.push_back(outMap);
@@ -612,14 +855,27 @@ LogicalResult Differentiator::emitAdjointGeneric(
       if (rule.kind == Combine::Overwrite && resultArg[j] >= 0)
         savedResult[map.lookupOrDefault(rule.expr)] =
             block->getArgument(resultArg[j]);
-    // Values of the body that depend on the target.
+    // Values of the body that depend on the target. Integers that carry
+    // the target's bits (an arith.bitcast of a float that depends on it, and
+    // what is computed from them) are followed apart: a float computed from
+    // them depends on the target in a way no rule describes, unless it is
+    // the bitcast back of the same bits (the identity).
     DenseSet<Value> depends{targetInBody};
-    for (Operation *op : cloned)
-      if (llvm::any_of(op->getOperands(),
-                       [&](Value v) { return depends.count(v); }))
-        for (Value r : op->getResults())
-          if (isa<FloatType>(r.getType()))
-            depends.insert(r);
+    DenseSet<Value> bits;
+    for (Operation *op : cloned) {
+      bool fromTarget = llvm::any_of(op->getOperands(),
+                                     [&](Value v) { return depends.count(v); });
+      bool fromBits = llvm::any_of(op->getOperands(),
+                                   [&](Value v) { return bits.count(v); });
+      if (!fromTarget && !fromBits)
+        continue;
+      for (Value r : op->getResults()) {
+        if (isa<FloatType>(r.getType()))
+          depends.insert(r);
+        else if (fromBits || isa<arith::BitcastOp>(op))
+          bits.insert(r);
+      }
+    }
 
     // Seeds from the result adjoints.
     DenseMap<Value, Value> bodyAdj;
@@ -656,6 +912,24 @@ LogicalResult Differentiator::emitAdjointGeneric(
         seed(x, em.select(hit, g, em.zeroLike(g)));
         break;
       }
+      case Combine::Last: {
+        // The element of this iteration was the one kept exactly when the
+        // condition takes it here and no later iteration took another.
+        Value take = map.lookupOrDefault(rule.cond);
+        if (!rule.takeWhenTrue)
+          take = arith::XOrIOp::create(
+              b, loc, take, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+        Value position = reductionPosition(
+            b, loc, generic.getIndexingMapsArray()[nIn + j],
+            generic.getStaticLoopRanges());
+        Value isLast =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, position,
+                                  block->getArgument(lastArg[j]));
+        Value hit = arith::AndIOp::create(b, loc, take, isLast);
+        Value x = map.lookupOrDefault(rule.expr);
+        seed(x, em.select(hit, g, em.zeroLike(g)));
+        break;
+      }
       case Combine::Keep:
         break;
       }
@@ -667,6 +941,32 @@ LogicalResult Differentiator::emitAdjointGeneric(
       auto it = bodyAdj.find(op->getResult(0));
       if (it == bodyAdj.end())
         continue;
+      if (llvm::any_of(op->getOperands(),
+                       [&](Value v) { return bits.count(v); })) {
+        // bitcast(bitcast(x : f -> i) : i -> f) is x: the adjoint passes.
+        auto back = dyn_cast<arith::BitcastOp>(op);
+        auto there = back ? back.getIn().getDefiningOp<arith::BitcastOp>()
+                          : arith::BitcastOp();
+        if (there && there.getIn().getType() == back.getType()) {
+          seed(there.getIn(), it->second);
+          continue;
+        }
+        // A select whose condition alone was computed from the bits (a sign
+        // test) has the usual rule; anything else has none.
+        auto sel = dyn_cast<arith::SelectOp>(op);
+        if (!sel || bits.count(sel.getTrueValue()) ||
+            bits.count(sel.getFalseValue())) {
+          status = forward->emitOpError()
+                   << "cannot be differentiated: its body computes '"
+                   << op->getName()
+                   << "' from the bits of a value that depends on the "
+                      "differentiated operand (reinterpreted by "
+                      "'arith.bitcast'), which has no derivative "
+                      "remat-autodiff knows (only a bitcast back to the same "
+                      "type, the identity, has one)";
+          break;
+        }
+      }
       if (!llvm::any_of(op->getOperands(),
                         [&](Value v) { return depends.count(v); }) ||
           !hasFloatOperand(op))
@@ -809,6 +1109,10 @@ LogicalResult Differentiator::differentiateGeneric(linalg::GenericOp generic,
   SmallVector<OutputRule> rules;
   if (failed(analyseOutputs(generic, forward, rules)))
     return failure();
+  for (auto [j, rule] : llvm::enumerate(rules))
+    if (rule.kind == Combine::Last && adjoints.count(forward->getResult(j)) &&
+        failed(emitLastTaken(generic, forward, j, rule)))
+      return failure();
   unsigned nIn = generic.getNumDpsInputs();
   for (unsigned i = 0; i < nIn; ++i) {
     Value in = forward->getOperand(i);
@@ -855,6 +1159,30 @@ LogicalResult Differentiator::differentiateGeneric(linalg::GenericOp generic,
     case Combine::Fma:
       accumulate(init, it->second, loc);
       break;
+    case Combine::Last: {
+      // d init = dR where no iteration took an element.
+      auto type = cast<RankedTensorType>(res.getType());
+      unsigned rank = type.getRank();
+      AffineMap id = b.getMultiDimIdentityMap(rank);
+      SmallVector<utils::IteratorType> iters(rank,
+                                             utils::IteratorType::parallel);
+      SmallVector<Value> ins{it->second, rule.last};
+      SmallVector<AffineMap> maps(ins.size() + 1, id);
+      Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                            type.getElementType());
+      auto g = linalg::GenericOp::create(
+          b, loc, TypeRange{type}, ins, ValueRange{empty}, maps, iters,
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            ScalarEmitter em{nb, l};
+            Value none = arith::CmpIOp::create(
+                nb, l, arith::CmpIPredicate::slt, args[1],
+                arith::ConstantOp::create(nb, l, nb.getI64IntegerAttr(0)));
+            linalg::YieldOp::create(
+                nb, l, em.select(none, args[0], em.zeroLike(args[0])));
+          });
+      accumulate(init, g.getResult(0), loc);
+      break;
+    }
     case Combine::Extremum: {
       // d init = dR where init is the extremum.
       auto type = cast<RankedTensorType>(res.getType());
@@ -1029,6 +1357,37 @@ LogicalResult Differentiator::differentiateTensorOp(Operation *op) {
 }
 
 LogicalResult Differentiator::differentiate(Operation *op) {
+  llvm::SetVector<Value> inputs(op->operand_begin(), op->operand_end());
+  for (Region &r : op->getRegions())
+    getUsedValuesDefinedAbove(r, inputs);
+  for (Value v : inputs) {
+    Operation *origin = opaque.lookup(v);
+    if (!origin)
+      continue;
+    // bitcast(bitcast(x : f -> i) : i -> f) is x: the adjoint passes.
+    auto back = dyn_cast<arith::BitcastOp>(op);
+    auto there = back ? back.getIn().getDefiningOp<arith::BitcastOp>()
+                      : arith::BitcastOp();
+    if (there && there.getIn().getType() == back.getType()) {
+      if (useful.count(there.getIn()))
+        accumulate(there.getIn(), adjoints.lookup(back.getResult()),
+                   op->getLoc());
+      return success();
+    }
+    // A select whose condition alone carries the bits has the usual rule.
+    auto sel = dyn_cast<arith::SelectOp>(op);
+    if (sel && !opaque.count(sel.getTrueValue()) &&
+        !opaque.count(sel.getFalseValue()))
+      continue;
+    InFlightDiagnostic diag = op->emitOpError();
+    diag << "cannot be differentiated: it reads a value that depends on a "
+            "parameter through '"
+         << origin->getName() << "' (as " << v.getType()
+         << "), which carries no derivative remat-autodiff knows (only a "
+            "bitcast back to the same float type, the identity, has one)";
+    diag.attachNote(origin->getLoc()) << "the value is made here";
+    return failure();
+  }
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
     return differentiateLinalg(linalgOp);
   if (isa<tensor::ExtractSliceOp, tensor::InsertSliceOp,
@@ -1075,24 +1434,66 @@ LogicalResult Differentiator::run(Value loss, ArrayRef<BlockArgument> params) {
       getUsedValuesDefinedAbove(r, values);
     return values;
   };
+  // A result that depends on a parameter but is not a float (tensor) carries
+  // no derivative when it is an integer computed by an op without one (a
+  // comparison, fptosi: piecewise constant). Anything else — the bits of an
+  // arith.bitcast, an unranked or non-tensor float container — carries the
+  // parameter where no rule can follow: such values are kept in `opaque`
+  // (with the op that made them), so that an op computing the loss from them
+  // is an error instead of a silently zero gradient.
   for (Operation *op : ops) {
-    if (!llvm::any_of(inputsOf(op), [&](Value v) { return active.count(v); }))
+    llvm::SetVector<Value> inputs = inputsOf(op);
+    bool fromActive =
+        llvm::any_of(inputs, [&](Value v) { return active.count(v); });
+    Value fromOpaque;
+    for (Value v : inputs)
+      if (opaque.count(v))
+        fromOpaque = v;
+    if (!fromActive && !fromOpaque)
       continue;
-    for (Value r : op->getResults())
-      if (isDifferentiableValue(r))
+    for (Value r : op->getResults()) {
+      if (isDifferentiableValue(r)) {
         active.insert(r);
+        continue;
+      }
+      Type elem = getElementTypeOrSelf(r.getType());
+      bool derivativeFree = isa<IntegerType, IndexType>(elem) &&
+                            isa<IntegerType, IndexType, RankedTensorType>(
+                                r.getType()) &&
+                            !fromOpaque && !isa<arith::BitcastOp>(op);
+      if (!derivativeFree)
+        opaque[r] = fromOpaque ? opaque.lookup(fromOpaque) : op;
+    }
   }
   // ... and that the loss depends on.
   if (active.count(loss))
     useful.insert(loss);
+  lossUseful = useful.count(loss);
   for (Operation *op : llvm::reverse(ops)) {
     if (!llvm::any_of(op->getResults(),
                       [&](Value r) { return useful.count(r); }))
       continue;
     for (Value v : inputsOf(op))
-      if (active.count(v))
+      if (active.count(v) || opaque.count(v))
         useful.insert(v);
   }
+
+  // Static shapes: every adjoint has its value's type and is built from
+  // tensor.empty of its shape.
+  for (Operation *op : ops)
+    for (OpResult r : op->getResults()) {
+      auto shaped = dyn_cast<ShapedType>(r.getType());
+      if (!useful.count(r) || opaque.count(r) || !shaped ||
+          shaped.hasStaticShape())
+        continue;
+      return op->emitOpError()
+             << "cannot be differentiated: its result #" << r.getResultNumber()
+             << " lies on the path from a parameter to the loss and has the "
+                "dynamic shape "
+             << r.getType()
+             << "; remat-autodiff needs static shapes (every adjoint is a "
+                "tensor of its value's shape)";
+    }
 
   // The seed, then the reverse sweep, all before the return.
   b.setInsertionPoint(returnOp);
@@ -1153,16 +1554,37 @@ LogicalResult Differentiator::run(Value loss, ArrayRef<BlockArgument> params) {
   return success();
 }
 
-/// The value that result #0 returns if it is a loss: marked on the function
-/// result, or by the op that defines it.
-bool isMarkedLoss(func::FuncOp func) {
-  if (func.isExternal() || func.getNumResults() == 0)
-    return false;
-  if (func.getResultAttr(0, "remat.loss"))
-    return true;
-  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  Operation *def = ret.getOperand(0).getDefiningOp();
-  return def && def->hasAttr("remat.loss");
+/// Where result #`i` of `func` is marked a loss: the op that defines the
+/// returned value when the op carries `remat.loss`, the function when the
+/// result does; null when neither.
+Operation *lossMarker(func::FuncOp func, unsigned i) {
+  if (func.isExternal() || i >= func.getNumResults())
+    return nullptr;
+  auto ret = dyn_cast<func::ReturnOp>(func.getBody().back().getTerminator());
+  if (ret && i < ret.getNumOperands())
+    if (Operation *def = ret.getOperand(i).getDefiningOp();
+        def && def->hasAttr("remat.loss"))
+      return def;
+  if (func.getResultAttr(i, "remat.loss"))
+    return func;
+  return nullptr;
+}
+
+/// Whether result #0 is a loss: marked on the function result, or by the op
+/// that defines it.
+bool isMarkedLoss(func::FuncOp func) { return lossMarker(func, 0); }
+
+/// The first result after #0 that is marked a loss, if any.
+std::optional<unsigned> otherLossResult(func::FuncOp func) {
+  for (unsigned i = 1, e = func.getNumResults(); i < e; ++i) {
+    Operation *marker = lossMarker(func, i);
+    // The loss itself returned again is not another loss.
+    if (!marker || (marker != func.getOperation() &&
+                    marker == lossMarker(func, 0)))
+      continue;
+    return i;
+  }
+  return std::nullopt;
 }
 
 struct RematAutodiffPass
@@ -1187,6 +1609,16 @@ struct RematAutodiffPass
         if (isMarkedLoss(func))
           targets.push_back(func);
       if (targets.empty()) {
+        // A marker on another result than #0 is a misplaced loss: say where.
+        for (auto func : module.getOps<func::FuncOp>())
+          if (std::optional<unsigned> i = otherLossResult(func)) {
+            lossMarker(func, *i)->emitError()
+                << "remat-autodiff: result #" << *i << " of '"
+                << func.getSymName()
+                << "' is marked `remat.loss`, but the loss must be result "
+                   "#0 of the forward function: return it first";
+            return signalPassFailure();
+          }
         module.emitError()
             << "remat-autodiff: no function to differentiate: mark the loss "
                "(result #0) of the forward function with `remat.loss`, or "
@@ -1231,6 +1663,36 @@ LogicalResult RematAutodiffPass::differentiateFunction(func::FuncOp func,
     return func.emitError() << "remat-autodiff: '" << func.getSymName()
                             << "' is already a training step (it has an op "
                                "marked `remat.seed`)";
+  // A step marked as such, or one whose backward is marked by phase: its
+  // backward ops would be differentiated as if they were forward ones.
+  if (func->hasAttr("remat.step"))
+    return func.emitError() << "remat-autodiff: '" << func.getSymName()
+                            << "' is already a training step (it is marked "
+                               "`remat.step`)";
+  Operation *backwardOp = nullptr;
+  func.walk([&](Operation *op) {
+    auto phase = op->getAttrOfType<StringAttr>("remat.phase");
+    if (phase && phase.getValue() == "backward" && !backwardOp)
+      backwardOp = op;
+  });
+  if (backwardOp) {
+    InFlightDiagnostic diag =
+        func.emitError() << "remat-autodiff: '" << func.getSymName()
+                         << "' is already a training step (it has ops in "
+                            "`remat.phase = \"backward\"`)";
+    diag.attachNote(backwardOp->getLoc()) << "a backward op";
+    return diag;
+  }
+  // One loss: a second marked result would keep its marker without a
+  // gradient, and the step would have two losses for the graph.
+  if (std::optional<unsigned> i = otherLossResult(func)) {
+    InFlightDiagnostic diag =
+        lossMarker(func, *i)->emitError()
+        << "remat-autodiff: result #" << *i << " of '" << func.getSymName()
+        << "' is marked `remat.loss` as well as result #0: remat-autodiff "
+           "differentiates one loss; add the losses into result #0";
+    return diag;
+  }
 
   // Parameters: the marked arguments, else every float tensor argument.
   SmallVector<BlockArgument> params;
@@ -1253,11 +1715,22 @@ LogicalResult RematAutodiffPass::differentiateFunction(func::FuncOp func,
         params.push_back(arg);
     }
 
+  if (params.empty())
+    return func.emitError()
+           << "remat-autodiff: '" << func.getSymName()
+           << "' has no parameter to differentiate with respect to: mark "
+              "its parameters `remat.param` (without marks, every statically "
+              "shaped float tensor argument is one, and it has none)";
+
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   Value loss = ret.getOperand(0);
   Differentiator diff(func);
   if (failed(diff.run(loss, params)))
     return failure();
+  if (!diff.lossDependsOnParameters())
+    func.emitWarning() << "remat-autodiff: the loss of '" << func.getSymName()
+                       << "' depends on none of its " << params.size()
+                       << " parameter(s): every gradient is zero";
 
   // The new signature: loss, gradients, then the other original results.
   SmallVector<Type> resultTypes{lossType};

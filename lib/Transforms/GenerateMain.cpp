@@ -109,7 +109,8 @@ func::FuncOp getOrDeclare(ModuleOp module, OpBuilder &builder,
 /// soon as it returns, in an scf.for. The step's time is then the median of
 /// these windows (remat-run --repeat); its peak is the same in each.
 void addRepeatedCalls(OpBuilder &builder, func::CallOp call, Operation *after,
-                      unsigned repeat, func::FuncOp begin, func::FuncOp end) {
+                      unsigned repeat, func::FuncOp begin, func::FuncOp end,
+                      ValueRange beginArgs = {}) {
   if (repeat == 0)
     return;
   OpBuilder::InsertionGuard guard(builder);
@@ -121,7 +122,7 @@ void addRepeatedCalls(OpBuilder &builder, func::CallOp call, Operation *after,
   scf::ForOp::create(
       builder, loc, lower, upper, step, ValueRange{},
       [&](OpBuilder &b, Location l, Value, ValueRange) {
-        func::CallOp::create(b, l, begin);
+        func::CallOp::create(b, l, begin, beginArgs);
         auto again = func::CallOp::create(b, l, call.getCallee(),
                                           call.getResultTypes(),
                                           call.getOperands());
@@ -346,6 +347,20 @@ void RematGenerateMainPass::runOnOperation() {
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// Whether one-shot bufferization may give `v` another layout than a step's
+/// identity-layout arguments take, so that it would copy it at the call,
+/// inside the measured window: a view of a bigger tensor, or a value that a
+/// region carries or yields (an scf.for iter_arg or result: the weights of a
+/// training loop get a fully dynamic layout).
+bool mayGetOtherLayout(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return !isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  Operation *def = v.getDefiningOp();
+  return def && (isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+                     tensor::CollapseShapeOp, tensor::CastOp>(def) ||
+                 def->getNumRegions() > 0);
+}
+
 struct RematInstrumentStepCallsPass
     : remat::impl::RematInstrumentStepCallsPassBase<
           RematInstrumentStepCallsPass> {
@@ -353,58 +368,78 @@ struct RematInstrumentStepCallsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto step = dyn_cast_or_null<func::FuncOp>(
-        SymbolTable::lookupSymbolIn(module, entry));
-    if (!step) {
-      module.emitError() << getArgument() << ": no function '" << entry
-                         << "'";
+    if (entry.empty()) {
+      module.emitError() << getArgument() << ": no entry given (entry=F)";
       return signalPassFailure();
     }
-    SmallVector<func::CallOp> calls;
-    module.walk([&](func::CallOp call) {
-      if (call.getCallee() == entry && !step->isAncestor(call))
-        calls.push_back(call);
-    });
-    if (calls.empty()) {
-      step.emitError() << getArgument() << ": nothing in the module calls '"
-                       << entry
-                       << "', so no measured window would be the step's";
-      return signalPassFailure();
+    // The calls of each entry, in entry order.
+    SmallVector<SmallVector<func::CallOp>> calls;
+    for (const std::string &name : entry) {
+      auto step = dyn_cast_or_null<func::FuncOp>(
+          SymbolTable::lookupSymbolIn(module, name));
+      if (!step) {
+        module.emitError() << getArgument() << ": no function '" << name
+                           << "'";
+        return signalPassFailure();
+      }
+      SmallVector<func::CallOp> &stepCalls = calls.emplace_back();
+      module.walk([&](func::CallOp call) {
+        if (call.getCallee() == name && !step->isAncestor(call))
+          stepCalls.push_back(call);
+      });
+      if (stepCalls.empty()) {
+        step.emitError() << getArgument() << ": nothing in the module calls '"
+                         << name
+                         << "', so no measured window would be the step's";
+        return signalPassFailure();
+      }
     }
     OpBuilder builder(&getContext());
     auto voidType = FunctionType::get(&getContext(), {}, {});
+    // One step: the plain window. Several: a window tagged with the entry's
+    // index, so that the runtime reports each step's peak apart.
+    bool tagged = entry.size() > 1;
     func::FuncOp begin =
-        getOrDeclare(module, builder, "remat_rt_step_begin", voidType,
-                     /*cInterface=*/false, getArgument());
+        tagged ? getOrDeclare(module, builder, "remat_rt_step_begin_tagged",
+                              FunctionType::get(&getContext(),
+                                                {builder.getI64Type()}, {}),
+                              /*cInterface=*/false, getArgument())
+               : getOrDeclare(module, builder, "remat_rt_step_begin",
+                              voidType, /*cInterface=*/false, getArgument());
     func::FuncOp end =
         getOrDeclare(module, builder, "remat_rt_step_end", voidType,
                      /*cInterface=*/false, getArgument());
     if (!begin || !end)
       return signalPassFailure();
-    for (func::CallOp call : calls) {
-      builder.setInsertionPoint(call);
-      // A view passed to the step (a slice of a bigger tensor) has a layout
-      // the step's identity-layout arguments do not take: bufferization
-      // would copy it right before the call, inside the window, where the
-      // prediction (arguments are fixed memory) does not count it. Copy it
-      // here, before the window opens.
-      for (OpOperand &operand : call->getOpOperands()) {
-        auto type = dyn_cast<RankedTensorType>(operand.get().getType());
-        Operation *def = operand.get().getDefiningOp();
-        if (!type || !type.hasStaticShape() || !def ||
-            !isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
-                 tensor::CollapseShapeOp, tensor::CastOp>(def))
-          continue;
-        Value empty = tensor::EmptyOp::create(
-            builder, call.getLoc(), type.getShape(), type.getElementType());
-        operand.set(linalg::CopyOp::create(builder, call.getLoc(),
-                                           operand.get(), empty)
-                        ->getResult(0));
+    for (auto [tag, stepCalls] : llvm::enumerate(calls)) {
+      for (func::CallOp call : stepCalls) {
+        builder.setInsertionPoint(call);
+        // An argument that bufferization would copy into the step's identity
+        // layout at the call, inside the window, where the prediction
+        // (arguments are fixed memory) does not count it: copy it here,
+        // before the window opens.
+        for (OpOperand &operand : call->getOpOperands()) {
+          auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+          if (!type || !type.hasStaticShape() ||
+              !mayGetOtherLayout(operand.get()))
+            continue;
+          Value empty = tensor::EmptyOp::create(
+              builder, call.getLoc(), type.getShape(), type.getElementType());
+          operand.set(linalg::CopyOp::create(builder, call.getLoc(),
+                                             operand.get(), empty)
+                          ->getResult(0));
+        }
+        SmallVector<Value> beginArgs;
+        if (tagged)
+          beginArgs.push_back(arith::ConstantOp::create(
+              builder, call.getLoc(), builder.getI64IntegerAttr(tag)));
+        func::CallOp::create(builder, call.getLoc(), begin, beginArgs);
+        builder.setInsertionPointAfter(call);
+        auto endCall = func::CallOp::create(builder, call.getLoc(), end);
+        // remat-run --repeat: more windows on the same arguments.
+        addRepeatedCalls(builder, call, endCall, repeat, begin, end,
+                         beginArgs);
       }
-      func::CallOp::create(builder, call.getLoc(), begin);
-      builder.setInsertionPointAfter(call);
-      auto endCall = func::CallOp::create(builder, call.getLoc(), end);
-      addRepeatedCalls(builder, call, endCall, repeat, begin, end);
     }
   }
 };

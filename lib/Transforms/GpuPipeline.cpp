@@ -177,7 +177,7 @@ void remat::buildRematLowerToGpuPipeline(
 }
 
 void remat::registerRematGpuPipelines() {
-  PassPipelineRegistration<RematGpuPipelineOptions>(
+  registerModulePipeline<RematGpuPipelineOptions>(
       "remat-lower-to-gpu",
       "remat-pipeline, then bufferization and early frees as on the CPU, "
       "kernels for every linalg op, device allocations and frees in place of "

@@ -132,6 +132,12 @@ void remat::addRematBufferizePasses(OpPassManager &pm) {
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   bufferize.bufferAlignment = 0;
+  // A caller's training loop carries tensors in scf.for (SGD: each iteration
+  // yields new weights), which one-shot bufferization otherwise rejects
+  // ("Yield operand #0 is not equivalent to the corresponding iter bbArg").
+  // Only loops bufferize differently: a step is one block without loops, so
+  // its buffers, and the prediction, are unchanged.
+  bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
 }
 
@@ -206,14 +212,28 @@ void remat::buildRematLowerToCpuPipeline(OpPassManager &pm,
   buildLowerBufferizedToCpuPipeline(pm, cpu);
 }
 
+std::optional<std::string>
+remat::checkPipelineAnchor(const OpPassManager &pm, StringRef pipeline) {
+  std::optional<StringRef> anchor = pm.getOpName();
+  if (anchor && *anchor == ModuleOp::getOperationName())
+    return std::nullopt;
+  std::string where = anchor ? "nested under '" + anchor->str() + "'"
+                             : std::string("nested under 'any' (an op-agnostic "
+                                           "pass manager, where its module "
+                                           "passes would never run)");
+  return "'" + pipeline.str() + "' must run on 'builtin.module' (it adds " +
+         "module passes and nests its function passes itself), not " + where +
+         "; put it directly inside 'builtin.module(...)'";
+}
+
 void remat::registerRematPipelines() {
-  PassPipelineRegistration<RematPipelineOptions>(
+  registerModulePipeline<RematPipelineOptions>(
       "remat-pipeline",
       "Rematerialise every training step: check the options, inline calls "
       "of pure functions, normalize destinations, solve, apply the plan "
       "(tensors in, tensors out)",
       buildRematPipeline);
-  PassPipelineRegistration<RematPipelineOptions>(
+  registerModulePipeline<RematPipelineOptions>(
       "remat-report",
       "Print the plans of `solver` (or all solvers) for every training step "
       "as JSON; the IR is left as it is apart from inlined calls of pure "
@@ -232,18 +252,18 @@ void remat::registerRematPipelines() {
         report.arena = options.dealloc == DeallocMode::Arena;
         pm.addPass(createRematReportPass(report));
       });
-  PassPipelineRegistration<>(
+  registerModulePipeline<EmptyPipelineOptions>(
       "remat-export-graph",
       "Print the training graph of the module's step as NetworkX node-link "
       "JSON for remat-solve (calls of pure functions inlined, normalized "
       "destinations, so that the graph's values are the bufferized "
       "program's buffers)",
-      [](OpPassManager &pm) {
+      [](OpPassManager &pm, const EmptyPipelineOptions &) {
         pm.addPass(createRematInlineCallsPass());
         pm.addNestedPass<func::FuncOp>(createRematNormalizeDestinationsPass());
         pm.addPass(createRematPrintGraphPass());
       });
-  PassPipelineRegistration<RematPipelineOptions>(
+  registerModulePipeline<RematPipelineOptions>(
       "remat-lower-to-cpu",
       "remat-pipeline, then one-shot bufferization, early frees and lowering "
       "to the LLVM dialect with the runtime's counting allocation functions",

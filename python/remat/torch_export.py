@@ -65,6 +65,13 @@ the joint graph with the same decompositions, the baseline of min-cut's
 recompute overhead.
 
 An ATen op without a translation rule is an error (exit code 1) that names it.
+Every argument is checked before anything is traced (sizes, the model's
+accepted image size, that every output can be written), and every failure
+is one line naming the model and the cause (REMAT_EXPORT_TRACEBACK=1 adds
+the traceback of an unexpected one). Outputs are written atomically (a
+temporary file renamed over the target). The trace sees the data, target and
+masks as fake tensors (shapes, no values), so that a large --batch exports
+without materialising its inputs; only --reference builds them.
 """
 
 import argparse
@@ -77,7 +84,9 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+import traceback
 
 import numpy as np
 import torch
@@ -88,6 +97,9 @@ import torchvision
 from functorch.compile import (aot_function, default_decompositions, default_partition,
                                min_cut_rematerialization_partition)
 from torch.nn.utils.stateless import functional_call
+from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+import functorch._src.aot_autograd as _aot_autograd
+import functorch._src.config as _aot_config
 
 # The module of torchvision.ops.stochastic_depth (the package attribute of that
 # name is the function), whose function StochasticDepth calls.
@@ -616,6 +628,13 @@ class Emitter:
     def tensor_constant(self, tensor, hint):
         """A torch tensor as a constant, its bytes as a hex literal (exact)."""
         dtype = mlir_dtype(tensor.dtype)
+        if isinstance(tensor, FakeTensor):
+            # A constant the model made while traced on fake inputs: fake
+            # tensor mode keeps its value.
+            if tensor.constant is None:
+                raise ExportError("the traced graph holds a tensor '%s' whose value the "
+                                  "trace did not keep" % hint)
+            tensor = tensor.constant
         array = tensor.detach().cpu().numpy()
         if dtype == "i8":
             array = array.astype(np.int8)
@@ -2873,7 +2892,7 @@ def _build_model(args):
     if name == "transformer":
         if args.size:
             raise ExportError("model 'transformer' takes --seq, not --size")
-        seq = args.seq or 128
+        seq = 128 if args.seq is None else args.seq
         module = TransformerLM(args.vocab, seq, layers=args.layers, activation=args.activation)
         loss = lambda out, t: F.cross_entropy(out.reshape(-1, out.shape[-1]), t.reshape(-1))
         return ModelSpec(name, module, [args.batch, seq], True, [args.batch, seq],
@@ -2902,6 +2921,11 @@ def _build_model(args):
         extra = {"aux_logits": False, "init_weights": False} \
             if name in ("googlenet", "inception_v3") else {}
         module = torchvision.models.get_model(name, weights=None, num_classes=classes, **extra)
+    # A vision transformer's patch embedding is built for one image size.
+    fixed = getattr(module, "image_size", None)
+    if isinstance(fixed, int) and (h, w) != (fixed, fixed):
+        raise ExportError("model '%s' takes images of %dx%d only (--size %d %d), not %dx%d"
+                          % (name, fixed, fixed, fixed, fixed, h, w))
     return ModelSpec(name, module, [args.batch, 3, h, w], False, [args.batch], classes,
                      cross_entropy)
 
@@ -2938,17 +2962,28 @@ class Init:
         """In [0.9, 1.1] (normalization weights, variances)."""
         return Init("float", salt, 9 * HALF, 0.1 / HALF)
 
+    # Elements computed at a time: the int64 temporaries of the formula cost
+    # 8 bytes per element each, several times the result, if made for all.
+    CHUNK = 1 << 20
+
     def numpy(self, shape):
-        lin = np.arange(prod(shape), dtype=np.int64)
-        x = (lin + self.salt) % HASH_P
-        h = (((x * HASH_M + 1) % HASH_P) * x + self.salt) % HASH_P
-        if self.kind == "int":
-            return (h % self.modulo).reshape(shape)
-        if self.kind == "mask":
-            v = ((h % 1000) < self.keep).astype(np.int64)
-        else:
-            v = h + self.offset
-        return (v.astype(np.float32) * self.scale).reshape(shape)
+        """The values, built chunk by chunk into the result: no more memory
+        than the result (and a chunk's temporaries) is ever used."""
+        n = prod(shape)
+        out = np.empty(n, dtype=np.int64 if self.kind == "int" else np.float32)
+        for start in range(0, n, Init.CHUNK):
+            lin = np.arange(start, min(n, start + Init.CHUNK), dtype=np.int64)
+            x = (lin + self.salt) % HASH_P
+            h = (((x * HASH_M + 1) % HASH_P) * x + self.salt) % HASH_P
+            if self.kind == "int":
+                out[start:start + len(lin)] = h % self.modulo
+                continue
+            if self.kind == "mask":
+                v = ((h % 1000) < self.keep).astype(np.int64)
+            else:
+                v = h + self.offset
+            out[start:start + len(lin)] = v.astype(np.float32) * self.scale
+        return out.reshape(shape)
 
     def body(self, b, shape):
         """The element of the linear index of the generic's iteration point."""
@@ -3091,12 +3126,21 @@ def step_arguments(spec):
     args += [Arg(n, b.shape, i, "buffer", mlir_dtype(b.dtype), b) for n, b, i in buffers]
     spec.module.train()
     recorder = MaskedRandomness()
+    # The model runs once on fake tensors (shapes only, no data): it records
+    # the random ops' shapes and checks that PyTorch accepts the input shape
+    # (a ViT's image size, batch norm's batch), without materialising the
+    # data or any activation, whatever the batch.
+    mode = FakeTensorMode()
+    state = {n: mode.from_tensor(t) for n, t in
+             list(spec.module.named_parameters()) + list(spec.module.named_buffers())}
+    data = fake_input(mode, args[0])
     try:
-        with torch.no_grad(), recorder:
-            spec.module(to_torch(args[0]))
-    except (RuntimeError, ValueError) as e:
+        with torch.no_grad(), recorder, mode:
+            functional_call(spec.module, state, (data,))
+    except Exception as e:  # PyTorch's checks raise all kinds.
         raise ExportError("model '%s': PyTorch cannot run it on inputs of shape %s: %s"
-                          % (spec.name, "x".join(map(str, spec.data_shape)), e))
+                          % (spec.name, "x".join(map(str, spec.data_shape)),
+                             one_line(e)))
     salt = 3 + len(params) + len(buffers)
     for k, (shape, p) in enumerate(recorder.calls):
         args.append(Arg("mask%d" % k, shape,
@@ -3104,9 +3148,54 @@ def step_arguments(spec):
     return args
 
 
+# Shape functions (Meta kernels) for the ATen ops that PyTorch 1.13 traces
+# without one: fake tensor mode would otherwise run them for real on zeros of
+# the inputs' shapes (10 GB for one convolution's backward at batch 100000).
+# Registered only where PyTorch has none, for the traces of this process.
+_META_LIBRARY = torch.library.Library("aten", "IMPL", "Meta")
+
+
+def _meta_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
+                               dilation, transposed, output_padding, groups, output_mask):
+    return (input.new_empty(input.shape) if output_mask[0] else None,
+            weight.new_empty(weight.shape) if output_mask[1] else None,
+            grad_output.new_empty(bias_sizes) if output_mask[2] and bias_sizes is not None
+            else None)
+
+
+def _meta_nll_loss2d_forward(input, target, weight, reduction, ignore_index):
+    shape = target.shape if reduction == 0 else ()
+    return input.new_empty(shape), input.new_empty(())
+
+
+for _op, _fn in (("convolution_backward", _meta_convolution_backward),
+                 ("nll_loss2d_forward", _meta_nll_loss2d_forward)):
+    if not torch._C._dispatch_has_kernel_for_dispatch_key("aten::" + _op, "Meta"):
+        _META_LIBRARY.impl(_op, _fn)
+
+
 def to_torch(arg):
     value = arg.init.numpy(arg.shape)
     return torch.from_numpy(value.astype(np.float64) if arg.dtype == "f64" else value)
+
+
+def torch_dtype(arg):
+    return {"f32": torch.float32, "f64": torch.float64, "i64": torch.int64,
+            "i32": torch.int32}[arg.dtype]
+
+
+def fake_input(mode, arg):
+    """A fake tensor of `arg`'s shape and type on the CPU: what tracing needs
+    of the data, the target and the masks, without their values. Made
+    outside the mode (inside it, the meta tensor would be faked again)."""
+    return FakeTensor(mode, torch.empty(arg.shape, dtype=torch_dtype(arg), device="meta"),
+                      torch.device("cpu"))
+
+
+def one_line(error):
+    """An exception's message on one line (PyTorch's span several)."""
+    text = " ".join(str(error).split())
+    return text if text else type(error).__name__
 
 
 def load_state(spec, args):
@@ -3157,18 +3246,32 @@ def trace_joint(spec, args, decompose=False, partition=None):
             captured["graph"] = sequence_partitions(forward, backward)
         raise _JointCaptured
 
+    # The trace needs the shapes of the data, the target and the masks, not
+    # their values: they are fake tensors of one FakeTensorMode, which
+    # functorch is made to trace in (it would otherwise make fake copies of
+    # real inputs, which at --batch 100000 means 56 GiB of data first).
+    # Parameters and buffers are real: the model holds them anyway.
+    mode = FakeTensorMode()
     inputs = []
     for a in args:
+        if a.role in ("data", "target", "mask"):
+            inputs.append(fake_input(mode, a))
+            continue
         t = to_torch(a)
         if a.role == "param":
             t.requires_grad_(True)
         inputs.append(t)
     compiled = aot_function(step, fw_compiler=lambda g, i: g, partition_fn=capture,
                             decompositions=default_decompositions if decompose else {})
+    saved = _aot_config.use_fake_tensor, _aot_autograd.FakeTensorMode
+    _aot_config.use_fake_tensor = True
+    _aot_autograd.FakeTensorMode = lambda: mode
     try:
         compiled(*inputs)
     except _JointCaptured:
         pass
+    finally:
+        _aot_config.use_fake_tensor, _aot_autograd.FakeTensorMode = saved
     if "graph" not in captured:
         raise ExportError("model '%s': functorch did not produce a joint graph" % spec.name)
     return captured["graph"]
@@ -3436,12 +3539,18 @@ def export_graph(step_path, graph_path):
     if proc.returncode != 0:
         raise ExportError("%s --remat-export-graph failed on %s:\n%s"
                           % (tool, step_path, proc.stderr.strip()))
-    with open(graph_path, "w") as f:
-        f.write(proc.stdout)
+    write_atomically(graph_path, proc.stdout)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line (no usage text before them)."""
+
+    def error(self, message):
+        raise ExportError(message)
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    p = _Parser(prog=PROG, description=__doc__.splitlines()[0])
     p.add_argument("model", metavar="MODEL",
                    help="torchvision classifier name, 'transformer' or 'unet'")
     p.add_argument("--batch", type=int, default=1)
@@ -3483,10 +3592,13 @@ def parse_args(argv):
                         "bytes saved, ops recomputed)")
     p.add_argument("--model-module", metavar="FILE.py", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
+
+    def fail(message):
+        raise ExportError("model '%s': %s" % (a.model, message))
     if a.partition and a.forward_only:
-        p.error("--partition splits a training step: not with --forward-only")
+        fail("--partition splits a training step: not with --forward-only")
     if a.stats and not a.partition:
-        p.error("--stats needs --partition")
+        fail("--stats needs --partition")
     if a.main_only:
         clash = [flag for flag, on in (("--forward-only", a.forward_only),
                                        ("--no-main", a.no_main),
@@ -3495,15 +3607,110 @@ def parse_args(argv):
                                        ("--decompose", a.decompose),
                                        ("--graph", a.graph)) if on]
         if clash:
-            p.error("--main-only writes the training step's @main alone: not with %s"
+            fail("--main-only writes the training step's @main alone: not with %s"
                     % clash[0])
     if not a.reference and not a.output:
-        p.error("-o STEP.mlir is required (unless --reference)")
+        fail("-o STEP.mlir is required (unless --reference)")
     if a.graph and not a.output:
-        p.error("--graph needs -o")
-    if a.batch < 1 or a.layers < 1 or a.vocab < 2 or (a.classes is not None and a.classes < 1):
-        p.error("--batch, --layers, --vocab and --classes must be positive")
+        fail("--graph needs -o")
+    validate_args(a)
     return a
+
+
+def validate_args(a):
+    """Every argument checked before anything is built or traced: each
+    failure one line that names the model and the cause."""
+    def bad(message):
+        raise ExportError("model '%s': %s" % (a.model, message))
+    for flag, value, least in (("--batch", a.batch, 1), ("--layers", a.layers, 1),
+                               ("--vocab", a.vocab, 2), ("--classes", a.classes, 1),
+                               ("--seq", a.seq, 1)):
+        if value is not None and value < least:
+            bad("%s must be at least %d, not %d" % (flag, least, value))
+    if a.size is not None and min(a.size) < 1:
+        bad("--size must be positive, not %d %d" % tuple(a.size))
+    if a.model == "transformer" and a.size:
+        raise ExportError("model 'transformer' takes --seq, not --size")
+    if a.model != "transformer" and a.seq is not None:
+        raise ExportError("model '%s' takes --size, not --seq" % a.model)
+    if a.model_module and not os.path.isfile(a.model_module):
+        bad("no model module '%s'" % a.model_module)
+    for flag, path in (("-o", a.output), ("--graph", a.graph), ("--stats", a.stats)):
+        if path is None or (flag == "-o" and a.reference):
+            continue
+        why = unwritable(path)
+        if why:
+            bad("cannot write %s %s: %s" % (flag, path, why))
+
+
+def unwritable(path):
+    """Why `path` cannot be written as a file (checked before the export, which
+    may take minutes), or None."""
+    if os.path.isdir(path):
+        return "it is a directory"
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        return "no directory %s" % directory
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        return "the file is not writable"
+    # The output is written through a temporary file of that directory
+    # (write_atomically): make one now. Permission bits alone do not tell
+    # (root passes them on a read-only file system or in /proc).
+    try:
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".remat-export-probe.")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        return "cannot create a file in %s (%s)" % (directory, e.strerror or e)
+    return None
+
+
+def write_atomically(path, text):
+    """Writes `text` to `path` through a temporary file in the same directory
+    renamed over it: a failed or interrupted export never leaves a partial
+    file, and an existing one stays as it was until the new one is whole."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        if os.path.exists(path):
+            os.chmod(tmp, os.stat(path).st_mode & 0o777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def available_memory():
+    """Bytes of memory available now (MemAvailable), or None if unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def check_reference_memory(spec, args):
+    """--reference runs PyTorch eager on the real inputs: refuse, in one line,
+    inputs that alone exceed the memory available (the activations need more
+    still), instead of a MemoryError after minutes."""
+    sizes = {"f32": 4, "f64": 8, "i64": 8, "i32": 4}
+    need = sum(prod(a.shape) * sizes[a.dtype] for a in args if a.role in
+               ("data", "target", "mask"))
+    have = available_memory()
+    if have is not None and need > have:
+        raise ExportError("model '%s': --reference runs PyTorch on inputs of %.1f GiB "
+                          "(batch %d), more than the %.1f GiB of memory available"
+                          % (spec.name, need / 2 ** 30, spec.data_shape[0], have / 2 ** 30))
 
 
 def run(argv):
@@ -3512,13 +3719,13 @@ def run(argv):
     spec = build_model(a)
     args = step_arguments(spec)
     if a.reference:
+        check_reference_memory(spec, args)
         sys.stdout.write(reference(spec, args, a.forward_only))
         return 0
     if a.main_only:
         module = Module(inline_maps=True)
         write_main(module, args, training_step_results(spec, args))
-        with open(a.output, "w") as f:
-            f.write("\n".join(module.functions[-1]) + "\n")
+        write_atomically(a.output, "\n".join(module.functions[-1]) + "\n")
         sys.stderr.write("%s: wrote %s (%d bytes) in %.1f s\n"
                          % (PROG, a.output, os.path.getsize(a.output), time.time() - start))
         return 0
@@ -3529,8 +3736,8 @@ def run(argv):
     module = Module()
     results = translate_step(spec, args, joint, module, a.forward_only)
     if a.stats:
-        with open(a.stats, "w") as f:
-            json.dump(dict(joint.partition_stats, partition=a.partition), f, indent=1)
+        write_atomically(a.stats, json.dumps(dict(joint.partition_stats,
+                                                  partition=a.partition), indent=1))
     if not a.no_main:
         write_main(module, args, results)
     kind = ("forward-only step" if a.forward_only else
@@ -3543,8 +3750,7 @@ def run(argv):
               "// No @main (--no-main)." if a.no_main else
               "// @main builds them deterministically and prints the loss%s."
               % ("" if a.forward_only else ", then each gradient's sum and sum of |x|")]
-    with open(a.output, "w") as f:
-        f.write(module.render(header))
+    write_atomically(a.output, module.render(header))
     if a.graph:
         export_graph(a.output, a.graph)
     sys.stderr.write("%s: wrote %s (%d bytes) in %.1f s\n"
@@ -3557,6 +3763,19 @@ def main(argv):
         return run(argv)
     except ExportError as e:
         sys.stderr.write("%s: error: %s\n" % (PROG, e))
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("%s: interrupted\n" % PROG)
+        return 130
+    except Exception as e:  # Anything else is one line too, not a traceback.
+        model = next((x for x in argv if not x.startswith("-")), "?")
+        what = "out of memory" if isinstance(e, MemoryError) else type(e).__name__
+        sys.stderr.write("%s: error: model '%s': %s: %s%s\n"
+                         % (PROG, model, what, one_line(e),
+                            "" if os.environ.get("REMAT_EXPORT_TRACEBACK") else
+                            " (REMAT_EXPORT_TRACEBACK=1 prints the traceback)"))
+        if os.environ.get("REMAT_EXPORT_TRACEBACK"):
+            traceback.print_exc()
         return 1
 
 

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "remat/Support/ContextOptions.h"
 #include "remat/Support/Debug.h"
 #include "TestPasses.h"
 #include "remat/Transforms/Passes.h"
@@ -26,6 +27,8 @@
 int main(int argc, char **argv) {
   // Before MlirOptMain parses the command line.
   remat::registerDebugOptions();
+  // An error on a step is one line, not the whole function after it.
+  remat::registerContextOptionsQuietByDefault();
   mlir::DialectRegistry registry;
   remat::registerRematDialects(registry);
   remat::registerRematPasses();

@@ -91,6 +91,39 @@ inline bool parseRuntimeLine(llvm::StringRef line, RuntimeReport &report) {
   return report.stepPeak && report.totalPeak;
 }
 
+/// One `remat-runtime-step: tag=K step_peak_bytes=N windows=W` line: the
+/// worst peak of the windows tagged K (one per call of step K) and how many
+/// there were.
+struct TaggedStepReport {
+  int64_t stepPeak = 0;
+  int64_t windows = 0;
+};
+
+/// Reads a `remat-runtime-step:` line into `tags`; false when malformed.
+inline bool parseTaggedStepLine(llvm::StringRef line,
+                                std::map<int64_t, TaggedStepReport> &tags) {
+  llvm::SmallVector<llvm::StringRef> fields;
+  line.drop_front(llvm::StringRef("remat-runtime-step:").size())
+      .split(fields, ' ', -1, /*KeepEmpty=*/false);
+  std::optional<int64_t> tag, peak, windows;
+  for (llvm::StringRef field : fields) {
+    auto [key, value] = field.split('=');
+    int64_t v;
+    if (value.trim().getAsInteger(10, v))
+      return false;
+    if (key == "tag")
+      tag = v;
+    else if (key == "step_peak_bytes")
+      peak = v;
+    else if (key == "windows")
+      windows = v;
+  }
+  if (!tag || !peak || !windows)
+    return false;
+  tags[*tag] = {*peak, *windows};
+  return true;
+}
+
 /// What a compiled program printed (its output file): every line forwarded
 /// to llvm::outs() but the runtime's report (parsed here) and, for a GPU
 /// executable, its own `remat-run:` lines (remat-run prints its own after).
@@ -99,6 +132,8 @@ struct ProgramOutput {
   std::string readError;
   bool sawReport = false, badReport = false;
   RuntimeReport report;
+  /// The per-step lines of a program that measured several steps.
+  std::map<int64_t, TaggedStepReport> tags;
 };
 
 inline ProgramOutput forwardProgramOutput(llvm::StringRef path,
@@ -131,6 +166,10 @@ inline ProgramOutput forwardProgramOutput(llvm::StringRef path,
     if (line.starts_with("remat-runtime:")) {
       result.sawReport = true;
       result.badReport |= !parseRuntimeLine(line, result.report);
+      continue;
+    }
+    if (line.starts_with("remat-runtime-step:")) {
+      result.badReport |= !parseTaggedStepLine(line, result.tags);
       continue;
     }
     if (dropRunLines && line.starts_with("remat-run:"))

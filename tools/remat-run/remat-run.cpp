@@ -7,9 +7,10 @@
 //    the simulator's prediction from the step: `remat.predicted_peak_bytes`
 //    and `remat.fixed_bytes`.
 // 2. Adds a `main` (remat-generate-main) unless the module has one; a
-//    module's own main gets every call of the step wrapped in the runtime's
-//    measurement window (remat-instrument-step-calls). Lowers the module to
-//    the LLVM dialect (bufferize, free, lower).
+//    module's own main gets every call of each step it calls wrapped in the
+//    runtime's measurement window (remat-instrument-step-calls, OwnMain.h),
+//    and with several steps one `remat-run: step=NAME ...` line each. Lowers
+//    the module to the LLVM dialect (bufferize, free, lower).
 // 3. Runs it with mlir-runner and the project's CPU runtime, which counts the
 //    bytes the program really allocates, and prints the program's output and
 //        remat-run: fixed_bytes=F total_peak_bytes=T
@@ -25,9 +26,11 @@
 
 #include "GpuTarget.h"
 #include "ProfileCosts.h"
+#include "OwnMain.h"
 #include "RuntimeReport.h"
 
 #include "remat/Solvers/Solver.h"
+#include "remat/Support/ContextOptions.h"
 #include "remat/Support/Debug.h"
 #include "remat/Transforms/Passes.h"
 
@@ -152,6 +155,7 @@ std::string findTool(const char *envVar, llvm::StringRef builtIn,
 int runOnCpu(ModuleOp module, const remat::RematPipelineOptions &options,
              std::optional<int64_t> predicted, std::optional<int64_t> fixed,
              std::optional<int64_t> livePeak,
+             const std::vector<remat_run::MeasuredStep> &ownSteps,
              remat_run::RuntimeReport &report);
 
 } // namespace
@@ -161,6 +165,8 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   // -debug, -debug-only=<type,...> (remat/Support/Debug.h).
   remat::registerDebugOptions();
+  // An error on a step is one line unless --mlir-print-op-on-diagnostic.
+  remat::registerContextOptionsQuietByDefault(&category);
   cl::HideUnrelatedOptions({&category, &remat_run::gpuOptionCategory(),
                            &remat::debugOptionCategory()});
   cl::ParseCommandLineOptions(
@@ -236,6 +242,11 @@ int main(int argc, char **argv) {
     llvm::errs() << "remat-run: profiling " << numbered << " ops of '"
                  << target.getSymName() << "'\n";
   }
+  // A module's own main runs as it is: --entry then only names the step
+  // whose calls are measured, and no main is generated.
+  const bool ownMain = module->lookupSymbol("main") != nullptr;
+  if (ownMain)
+    options.entry = "";
 
   // 1. The rematerialised step, still on tensors.
   {
@@ -247,10 +258,30 @@ int main(int argc, char **argv) {
       return fail("the remat pipeline failed");
   }
 
+  // The steps that the module's own main calls (OwnMain.h), each call of
+  // each measured on its own; several get a line each.
+  std::vector<remat_run::MeasuredStep> ownSteps;
+  if (ownMain) {
+    std::string error = remat_run::findStepsOfOwnMain(*module, entry, ownSteps);
+    if (!error.empty())
+      return fail(error + " in '" + inputFile + "'");
+    if (!ownSteps.empty() &&
+        failed(remat_run::instrumentStepCalls(*module, ownSteps, repeat)))
+      return fail("cannot measure the calls of the training steps in the "
+                  "module's main");
+    if (ownSteps.size() > 1 && remat_run::targetIsGpu())
+      return fail("the module's main calls several training steps; "
+                  "--target=gpu measures one: choose it with --entry");
+  }
+
   // The step whose prediction we compare with: --entry, else the one function
-  // that remat-apply annotated.
+  // that remat-apply annotated (the worst of a main's several steps).
   func::FuncOp step;
-  if (!entry.empty()) {
+  if (ownMain) {
+    if (!ownSteps.empty())
+      step = module->lookupSymbol<func::FuncOp>(
+          remat_run::worstStep(ownSteps).name);
+  } else if (!entry.empty()) {
     step = module->lookupSymbol<func::FuncOp>(entry);
     if (!step)
       return fail("no function '" + entry + "' in '" + inputFile + "'");
@@ -275,19 +306,8 @@ int main(int argc, char **argv) {
       livePeak = predicted;
   }
 
-  // 2. A main that calls the step, unless the pipeline or the user made one.
-  //    A main of the user's own has the window of each call of the step
-  //    measured, so that measured and predicted are the same quantity.
-  if (module->lookupSymbol("main") && entry.empty() && step) {
-    PassManager pm(&context);
-    remat::RematInstrumentStepCallsPassOptions instrumentOptions;
-    instrumentOptions.entry = step.getSymName().str();
-    instrumentOptions.repeat = repeat;
-    pm.addPass(remat::createRematInstrumentStepCallsPass(instrumentOptions));
-    if (failed(pm.run(*module)))
-      return fail("cannot measure the calls of '" + step.getSymName() +
-                  "' in the module's main");
-  }
+  // 2. A main that calls the step, unless the pipeline or the user made one
+  //    (whose calls of the steps were wrapped above).
   if (!module->lookupSymbol("main")) {
     if (!step)
       return fail("no training step found (no function carries "
@@ -316,7 +336,7 @@ int main(int argc, char **argv) {
                ? remat_run::runOnGpu(*module, predicted, fixed, livePeak,
                                      dealloc, kernels, keepTemps, report)
                : runOnCpu(*module, options, predicted, fixed, livePeak,
-                          report);
+                          ownSteps, report);
   if (rc != 0 || !profiled)
     return rc;
   if (report.opNs.empty())
@@ -339,6 +359,7 @@ namespace {
 int runOnCpu(ModuleOp module, const remat::RematPipelineOptions &options,
              std::optional<int64_t> predicted, std::optional<int64_t> fixed,
              std::optional<int64_t> livePeak,
+             const std::vector<remat_run::MeasuredStep> &ownSteps,
              remat_run::RuntimeReport &report) {
   // 3. Lower to the LLVM dialect.
   {
@@ -429,6 +450,11 @@ int runOnCpu(ModuleOp module, const remat::RematPipelineOptions &options,
   if (output.badReport)
     return fail("malformed 'remat-runtime:' line");
 
+  if (ownSteps.size() > 1) {
+    std::string missing = remat_run::printStepLines(ownSteps, output.tags);
+    if (!missing.empty())
+      return fail(missing);
+  }
   llvm::outs() << "remat-run: fixed_bytes=" << orNone(fixed)
                << " total_peak_bytes=" << *report.totalPeak << "\n";
   remat_run::printStepSeconds(report);

@@ -24,6 +24,8 @@
 // * At exit, one line on stdout:
 //     remat-runtime: step_peak_bytes=N total_peak_bytes=M live_bytes_at_exit=K
 //     allocations=A
+//   and one line per step of tagged windows (remat_rt_step_begin_tagged):
+//     remat-runtime-step: tag=K step_peak_bytes=N windows=W
 // * With REMAT_RT_TRACE set in the environment, every allocation and free on
 //   stderr with the live bytes after it (relative to the window's start while
 //   a window is open): `remat-runtime: trace alloc 4096 live=12288`. The
@@ -92,6 +94,11 @@ REMAT_RT_EXPORT void _mlir_ciface_remat_rt_arena(RematI8MemRef *result,
 //===----------------------------------------------------------------------===//
 
 REMAT_RT_EXPORT void remat_rt_step_begin(void);
+/// A window that also counts toward step `tag` (0 and up) alone: the exit
+/// report adds `remat-runtime-step: tag=K step_peak_bytes=N windows=W` per
+/// tag, so that a program running several steps gets each one's peak
+/// (remat-instrument-step-calls with several entries).
+REMAT_RT_EXPORT void remat_rt_step_begin_tagged(int64_t tag);
 REMAT_RT_EXPORT void remat_rt_step_end(void);
 
 /// Per-op timers (remat-instrument-op-timers, remat-run --profile-costs):

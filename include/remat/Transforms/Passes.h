@@ -9,6 +9,7 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassOptions.h"
 #include "remat/Runtime/GpuLibrary.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "remat/Solvers/Solver.h"
 
 namespace mlir {
@@ -112,6 +113,42 @@ void buildRematLowerToCpuPipeline(mlir::OpPassManager &pm,
                                   const RematPipelineOptions &options);
 /// Registers remat-pipeline, remat-report and remat-lower-to-cpu.
 void registerRematPipelines();
+
+/// Why `pipeline` cannot be built into `pm`, or nothing when it can. The remat
+/// pipelines add module passes (option checks, call inlining, autodiff,
+/// whole-module bufferization) and nest their function passes themselves, so
+/// they need a pass manager anchored on `builtin.module`. On one nested under
+/// `func.func` or `gpu.module`, MLIR aborts when the first module pass is
+/// added; under `any(...)` the module passes never run, silently.
+std::optional<std::string> checkPipelineAnchor(const mlir::OpPassManager &pm,
+                                               llvm::StringRef pipeline);
+
+/// Registers the pipeline `arg` as mlir::PassPipelineRegistration<Options>
+/// does, except that a textual pipeline that nests it under another op
+/// (`builtin.module(func.func(remat-pipeline))`) is an error of the pipeline
+/// text naming the op it needs (checkPipelineAnchor), in remat-opt and in a
+/// stock mlir-opt with the plugin alike, instead of an abort.
+template <typename Options>
+void registerModulePipeline(
+    llvm::StringRef arg, llvm::StringRef description,
+    std::function<void(mlir::OpPassManager &, const Options &)> builder) {
+  mlir::registerPassPipeline(
+      arg, description,
+      [builder, name = arg.str()](
+          mlir::OpPassManager &pm, llvm::StringRef optionsText,
+          llvm::function_ref<mlir::LogicalResult(const llvm::Twine &)>
+              errorHandler) -> mlir::LogicalResult {
+        Options options;
+        if (mlir::failed(options.parseFromString(optionsText)))
+          return mlir::failure();
+        if (std::optional<std::string> error = checkPipelineAnchor(pm, name))
+          return errorHandler(*error);
+        builder(pm, options);
+        return mlir::success();
+      },
+      [](llvm::function_ref<void(const mlir::detail::PassOptions &)>
+             optionsHandler) { optionsHandler(Options()); });
+}
 
 /// Registers the dialects that the remat pipelines need (and only those).
 void registerRematDialects(mlir::DialectRegistry &registry);

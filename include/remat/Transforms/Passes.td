@@ -112,8 +112,12 @@ def RematAutodiffPass : Pass<"remat-autodiff", "mlir::ModuleOp"> {
     recomputes the scalar body, differentiates it in reverse and
     accumulates through the input's map: broadcasts become reductions,
     reductions become broadcasts, window maps become scatter-adds; outputs
-    that overwrite, add, subtract, fma, or keep a max/min — the adjoint goes
-    to the elements equal to the result; values gathered with
+    that overwrite, add, subtract, fma, or keep a max/min (maximumf/minimumf,
+    or a select on an ordering comparison of the element with the previous
+    value) — the adjoint goes to the elements equal to the result — or keep
+    the element of the last iteration where a condition that reads no
+    previous value holds (a select: the adjoint goes to that position,
+    recovered from the condition); values gathered with
     `tensor.extract` from a captured tensor); the named linalg ops through
     their generalized form (matmul, batch_matmul, matvec, convolutions with
     strides and dilations, pooling, fill, transpose, broadcast, reduce,
@@ -123,12 +127,19 @@ def RematAutodiffPass : Pass<"remat-autodiff", "mlir::ModuleOp"> {
     maximumf, minimumf, maxnumf, minnumf, select, extf, truncf, constants;
     math exp, exp2, expm1, log, log2, log10, log1p, tanh, sqrt, rsqrt, powf,
     erf, absf, copysign, fma, sin, cos; integer and comparison ops carry no
-    derivative.
+    derivative; an `arith.bitcast` to an integer and back to the same float
+    type is the identity.
 
     Errors, located: an op on a path from a parameter to the loss that has
-    no rule (named), a call (inline it first: the pipelines run
+    no rule (named), a select combiner proven neither a max/min nor a last
+    position, a float computed from reinterpreted bits, a value of dynamic
+    shape on that path, a call (inline it first: the pipelines run
     `remat-inline-calls` before), a function that is already a training
-    step, a loss that is not a scalar float, no function to differentiate.
+    step (`remat.step`, a seed, a tangent, backward-phase ops), a second
+    result marked `remat.loss`, a loss that is not a scalar float, no
+    possible parameter, no function to differentiate (naming a `remat.loss`
+    on a result other than #0). A loss that depends on no parameter is a
+    warning.
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"\"",
@@ -517,14 +528,19 @@ def RematInstrumentStepCallsPass
     itself in `remat_rt_step_begin` / `remat_rt_step_end`, so that the runtime
     measures the window of that call: the bytes the step allocates, without
     the inputs `main` built. That is the quantity the simulator predicts
-    (arguments are fixed memory). An argument that is a view (a slice of a
-    bigger tensor) is copied before the window opens: bufferization would
-    otherwise copy it into the step's identity layout inside the window.
-    Fails, at the step, when nothing calls `entry`.
+    (arguments are fixed memory). An argument that bufferization would give
+    another layout than the step's identity one — a view (a slice of a
+    bigger tensor), a tensor carried by a loop (the weights of an SGD loop in
+    `scf.for`) or yielded by a region — is copied before the window opens:
+    bufferization would otherwise copy it inside the window. With several
+    entries (`entry=a,b`), the calls of entry k open windows tagged k
+    (`remat_rt_step_begin_tagged(k)`), and the runtime reports each step's
+    peak on its own line (`remat-runtime-step: tag=k ...`). Fails, at the
+    step, when nothing calls an entry.
   }];
   let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training step whose calls are measured">,
+    ListOption<"entry", "entry", "std::string",
+               "Names of the training steps whose calls are measured">,
     Option<"repeat", "repeat", "unsigned", /*default=*/"0",
            "After every measured call, call the step this many more times "
            "on the same arguments, each in its own window, freeing its "
