@@ -116,7 +116,7 @@ Session::Session(const TrainingGraph &graph, const SolverOptions &options,
     for (const SolverInfo &solver : allSolvers()) {
       llvm::StringRef name = solver.name;
       if (name == "checkpoint-all" || name.starts_with("checkmate") ||
-          name == "auto" || !solverApplies(solver, graph))
+          name == "auto" || name == "exact" || !solverApplies(solver, graph))
         continue;
       llvm::Expected<SolvedPlan> plan = solver.fn(graph, heuristic);
       if (!plan) {

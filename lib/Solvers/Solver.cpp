@@ -9,6 +9,7 @@
 #include "remat/Solvers/Solver.h"
 #include "remat/Solvers/Chain.h"
 #include "remat/Solvers/Checkmate.h"
+#include "remat/Solvers/ExactSearch.h"
 #include "remat/Solvers/HierarchySolvers.h"
 #include "remat/Solvers/Join.h"
 #include "remat/Solvers/Rotor.h"
@@ -32,8 +33,12 @@ using namespace remat;
 #define DEBUG_TYPE "remat-solver"
 #define AUTO_DEBUG(...) DEBUG_WITH_TYPE("remat-auto", __VA_ARGS__)
 
-/// A Checkmate solve with what its report proves: an optimum or an incumbent
-/// with CBC's (or the LP's) bound, or a budget the model cannot meet.
+/// A Checkmate solve with what its report proves about Checkmate's model:
+/// an optimum, an incumbent with CBC's (or the LP's) bound, or a budget the
+/// model cannot meet. The model fixes the order of first computations
+/// (seeds/003 §4.6) and may be a coarser graph, so all of it is the model's
+/// (SolvedPlan::modelBound), never the graph's: a plan in another order can
+/// be cheaper, or fit where the model has none (issue 24).
 template <typename CheckmateSolve>
 static llvm::Expected<SolvedPlan>
 withCheckmateStatus(const TrainingGraph &graph, const SolverOptions &options,
@@ -43,22 +48,18 @@ withCheckmateStatus(const TrainingGraph &graph, const SolverOptions &options,
   if (!schedule)
     return schedule.takeError();
   SolvedPlan plan(std::move(*schedule));
-  plan.costLowerBound = report.lowerBound;
-  switch (report.status) {
-  case CheckmateStatus::Optimal:
-    plan.status = PlanStatus::Optimal;
-    break;
-  case CheckmateStatus::Feasible:
-    plan.status = PlanStatus::Feasible;
-    break;
-  case CheckmateStatus::Infeasible:
-    plan.status = PlanStatus::Infeasible;
-    break;
-  case CheckmateStatus::TimeLimit:
-  case CheckmateStatus::NotFound:
-    plan.status = PlanStatus::NoPlan;
-    break;
-  }
+  if (report.level.empty() || llvm::StringRef(report.level).starts_with("none"))
+    return plan; // no model was solved
+  ModelBound bound;
+  bound.model = "checkmate frontier-advancing stages in program order, " +
+                report.level;
+  if (report.modelNodes < report.graphNodes)
+    bound.model += " (" + std::to_string(report.modelNodes) + " of " +
+                   std::to_string(report.graphNodes) + " nodes)";
+  bound.lowerBound = report.lowerBound;
+  bound.optimal = report.status == CheckmateStatus::Optimal;
+  bound.infeasible = report.status == CheckmateStatus::Infeasible;
+  plan.modelBound = std::move(bound);
   return plan;
 }
 
@@ -165,6 +166,14 @@ const std::vector<SolverInfo> &remat::allSolvers() {
              [](const TrainingGraph &g, const SolverOptions &o,
                 CheckmateReport *r) { return solveCheckmateILP(g, o, r); });
        }},
+      // Exact search over every schedule (ExactSearch.h): small graphs only.
+      {"exact",
+       "best-first search (A*) over all schedules: optimal plans, or valid "
+       "lower bounds when stopped (graphs of up to 256 nodes)",
+       solveExact,
+       [](const TrainingGraph &graph) {
+         return graph.numNodes() <= kExactSearchMaxNodes;
+       }},
       // The portfolio, last: it runs the solvers above.
       {"auto",
        "the portfolio: every solver above within the time limit; the plan "
@@ -184,6 +193,13 @@ const std::vector<SolverInfo> &remat::allSolvers() {
   return solvers;
 }
 
+llvm::json::Value ModelBound::toJSON() const {
+  return llvm::json::Object{{"model", model},
+                            {"lower_bound", lowerBound},
+                            {"optimal", optimal},
+                            {"infeasible", infeasible}};
+}
+
 llvm::StringRef remat::planStatusName(PlanStatus status) {
   switch (status) {
   case PlanStatus::Optimal:
@@ -201,20 +217,70 @@ llvm::StringRef remat::planStatusName(PlanStatus status) {
 }
 
 uint64_t remat::peakLowerBound(const TrainingGraph &graph) {
-  uint64_t bound = 0;
-  for (NodeId n = 0, e = static_cast<NodeId>(graph.numNodes()); n < e; ++n) {
-    const Node &node = graph.node(n);
+  const size_t n = graph.numNodes();
+  // What a node holds while it runs, step outputs among its inputs apart
+  // (they are counted with the ancestors that produce them), and the bytes
+  // of the step outputs it produces.
+  std::vector<uint64_t> held(n, 0), stepOut(n, 0);
+  for (NodeId id = 0; id < NodeId(n); ++id) {
+    const Node &node = graph.node(id);
     // TrainingGraph::verify bounds all bytes by 2^63-1: no sum here wraps.
-    uint64_t held = node.workspaceBytes;
+    uint64_t bytes = node.workspaceBytes;
     for (ValueId in : node.inputs)
-      if (!graph.value(in).isFixed())
-        held += graph.value(in).bytes;
-    for (ValueId out : node.outputs)
-      held += graph.value(out).bytes;
+      if (!graph.value(in).isFixed() && !graph.value(in).isOutput)
+        bytes += graph.value(in).bytes;
+    for (ValueId out : node.outputs) {
+      bytes += graph.value(out).bytes;
+      if (graph.value(out).isOutput)
+        stepOut[id] += graph.value(out).bytes;
+    }
     // An in-place update hands the input's buffer to the output.
     for (auto [in, out] : node.reuses)
-      held -= graph.value(out).bytes;
-    bound = std::max(bound, held);
+      if (!graph.value(in).isOutput)
+        bytes -= std::min(bytes, graph.value(out).bytes);
+    held[id] = bytes;
+  }
+  // The nodes producing step outputs, and for each node which of them are
+  // its ancestors (bit sets; node ids are a topological order).
+  std::vector<NodeId> producers;
+  for (NodeId id = 0; id < NodeId(n); ++id)
+    if (stepOut[id] > 0)
+      producers.push_back(id);
+  const size_t words = (producers.size() + 63) / 64;
+  std::vector<uint64_t> ancestors(n * words, 0);
+  std::vector<int> index(n, -1);
+  for (size_t k = 0; k < producers.size(); ++k)
+    index[producers[k]] = int(k);
+  uint64_t bound = 0, pending = 0;
+  for (NodeId p : producers)
+    pending += stepOut[p];
+  for (NodeId id = 0; id < NodeId(n); ++id) {
+    uint64_t *mine = &ancestors[id * words];
+    for (ValueId in : graph.node(id).inputs) {
+      NodeId p = graph.value(in).producer;
+      if (p < 0)
+        continue;
+      const uint64_t *up = &ancestors[p * words];
+      for (size_t w = 0; w < words; ++w)
+        mine[w] |= up[w];
+      if (index[p] >= 0)
+        mine[index[p] >> 6] |= uint64_t(1) << (index[p] & 63);
+    }
+    // Ancestors producing step outputs ran before this node and their
+    // outputs are never freed.
+    uint64_t before = 0;
+    for (size_t w = 0; w < words; ++w)
+      for (uint64_t bits = mine[w]; bits; bits &= bits - 1)
+        before += stepOut[producers[w * 64 + __builtin_ctzll(bits)]];
+    bound = std::max(bound, held[id] + before);
+  }
+  // Whichever node producing a step output runs last holds every other step
+  // output too.
+  if (!producers.empty()) {
+    uint64_t last = UINT64_MAX;
+    for (NodeId p : producers)
+      last = std::min(last, pending - stepOut[p] + held[p]);
+    bound = std::max(bound, last);
   }
   return bound;
 }
@@ -511,6 +577,7 @@ llvm::Expected<SolverResult> remat::runSolver(const SolverInfo &solver,
             "' produced an invalid plan: " + result.report.error);
   result.meetsBudget =
       !options.budget || result.report.peakBytes <= *options.budget;
+  result.modelBound = plan->modelBound;
   setPlanStatus(result, graph, options.budget, &*plan);
   LLVM_DEBUG({
     llvm::dbgs() << "solver '" << solver.name << "': budget ";
