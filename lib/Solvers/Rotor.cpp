@@ -258,20 +258,20 @@ int RotorTable::toSlots(uint64_t bytes) const {
   if (bytes == 0)
     return 0;
   if (memory == 0)
-    return int(numSlots) + 1;
+    return int(numColumns) + 1;
   // ceil(bytes * S / M) without overflow or rounding error: every size is
-  // rounded *up*, so that a sequence within S slots is within M bytes
-  // (§5.2).
+  // rounded *up*, so that a sequence within m slots is within m M / S bytes
+  // (§5.2). Beyond the last column, one more: never fits.
   unsigned __int128 q =
       ((unsigned __int128)bytes * numSlots + memory - 1) / memory;
-  return q > numSlots ? int(numSlots) + 1 : int(q);
+  return q > numColumns ? int(numColumns) + 1 : int(q);
 }
 
 int RotorTable::toSlotsDown(uint64_t bytes) const {
   if (bytes == 0 || memory == 0)
     return 0;
   unsigned __int128 q = (unsigned __int128)bytes * numSlots / memory;
-  return q > numSlots ? int(numSlots) + 1 : int(q);
+  return q > numColumns ? int(numColumns) + 1 : int(q);
 }
 
 size_t RotorTable::rowIndex(unsigned s, unsigned t) const {
@@ -283,7 +283,7 @@ size_t RotorTable::rowIndex(unsigned s, unsigned t) const {
 float RotorTable::cell(unsigned s, unsigned t, int m) const {
   if (m < 0)
     return kInf;
-  return row(s, t)[std::min<size_t>(size_t(m), numSlots)];
+  return row(s, t)[std::min<size_t>(size_t(m), numColumns)];
 }
 
 int RotorTable::mAll(unsigned s, unsigned t) const {
@@ -332,11 +332,14 @@ llvm::Expected<RotorTable> RotorTable::build(const RotorChain &chain,
     return makeError("rotor: the chain has no stage");
   if (options.slots == 0 || options.slots > (1u << 20))
     return makeError("rotor: the number of slots must be in [1, 2^20]");
+  if (options.columns > (1u << 21))
+    return makeError("rotor: the number of columns must be at most 2^21");
   RotorTable t;
   const unsigned L = chain.length();
   t.length = L;
   t.numSlots = options.slots;
-  t.width = size_t(options.slots) + 1;
+  t.numColumns = std::max(options.slots, options.columns);
+  t.width = size_t(t.numColumns) + 1;
   t.memory = memoryBytes;
   t.bytesPerSlot = double(memoryBytes) / options.slots;
   t.allowFAllChains = options.allowFAllChains;
@@ -403,7 +406,9 @@ llvm::Expected<RotorTable> RotorTable::build(const RotorChain &chain,
 }
 
 void RotorTable::fill() {
-  const int S = int(numSlots);
+  // Every column is filled: memories beyond the slots' S are answered from
+  // the same table (RotorDPOptions::columns).
+  const int S = int(numColumns);
   // Algorithm 1 with the loops reordered: the paper's s-outer loop reads
   // C[s', t] (s' > s) before computing it. Every cell (s, t) reads only
   // shorter segments, (s', t) with s' > s and (s, t') with t' < t, so t
@@ -461,20 +466,20 @@ size_t RotorTable::tableBytes() const {
 
 double RotorTable::cost(unsigned m) const {
   // Algorithm 1, line 12: C_BP(1, L, M - w_a^0).
-  float c = cell(1, length, int(std::min(m, numSlots)) - a[0]);
+  float c = cell(1, length, int(std::min(m, numColumns)) - a[0]);
   return std::isinf(c) ? std::numeric_limits<double>::infinity()
                        : double(c) / costScale;
 }
 
 std::optional<unsigned> RotorTable::leastFeasibleSlots() const {
-  for (unsigned m = 0; m <= numSlots; ++m)
+  for (unsigned m = 0; m <= numColumns; ++m)
     if (!std::isinf(cost(m)))
       return m;
   return std::nullopt;
 }
 
 unsigned RotorTable::leastSlotsForCost(unsigned m) const {
-  m = std::min(m, numSlots);
+  m = std::min(m, numColumns);
   double target = cost(m);
   for (unsigned k = 0; k < m; ++k)
     if (cost(k) == target)
@@ -529,12 +534,88 @@ llvm::Error RotorTable::rebuild(unsigned s, unsigned t, int m,
 }
 
 llvm::Expected<RotorSequence> RotorTable::sequence(unsigned m) const {
-  m = std::min(m, numSlots);
+  m = std::min(m, numColumns);
   RotorSequence out;
   out.reserve(4 * size_t(length));
   if (auto err = rebuild(1, length, int(m) - a[0], out))
     return std::move(err);
   return out;
+}
+
+std::optional<uint64_t> remat::rotorLeastMemory(const RotorChain &chain,
+                                                bool allowFAllChains) {
+  // The recurrence of RotorTable::fill for feasibility alone, in bytes: the
+  // least m with a finite C_BP(s, t, m) is M(s, t) = min over the choices of
+  // the largest need on their path (Eqs. 1-2 with the same extensions:
+  // pinned stages, B^l reading nothing of its stage, reliefs). O(L^3), no
+  // slots, so no rounding.
+  const unsigned L = chain.length();
+  if (L == 0 || chain.check())
+    return std::nullopt;
+  using I = int64_t;
+  const I kNever = std::numeric_limits<I>::max() / 4;
+  auto at = [](const std::vector<uint64_t> &v, unsigned l) {
+    return l < v.size() ? I(v[l]) : I(0);
+  };
+  std::vector<unsigned> firstPinned(L + 2, L + 1);
+  for (unsigned l = L; l >= 1; --l)
+    firstPinned[l] = chain.isPinned(l) ? l : firstPinned[l + 1];
+  auto mAll = [&](unsigned s, unsigned t) {
+    return std::max(at(chain.delta, t) + at(chain.abar, s) +
+                        at(chain.overheadF, s),
+                    at(chain.delta, s) + at(chain.abar, s) +
+                        at(chain.delta, s - 1) + at(chain.overheadB, s) -
+                        I(chain.relief(s)));
+  };
+  auto ckLimit = [&](unsigned s, unsigned t) {
+    unsigned p = firstPinned[s];
+    if (p > L)
+      return t;
+    return std::min(t, chain.readsAbar(p) ? p : p + 1);
+  };
+  // M(s, t), triangular like the table.
+  auto index = [&](unsigned s, unsigned t) {
+    return size_t(s - 1) * (L + 1) - size_t(s - 1) * s / 2 + (t - s);
+  };
+  std::vector<I> least(size_t(L) * (L + 1) / 2, kNever);
+  for (unsigned t = 1; t <= L; ++t) {
+    // max_{s<j<t} (a^{j-1} + a^j + o_f^j), for s descending.
+    I forwardPeak = 0;
+    for (unsigned s = t; s >= 1; --s) {
+      if (s == t) {
+        I need = chain.readsAbar(s)
+                     ? mAll(s, s)
+                     : at(chain.delta, s) + at(chain.delta, s - 1) +
+                           at(chain.overheadB, s) - I(chain.relief(s));
+        least[index(s, s)] = std::max<I>(need, 0);
+        continue;
+      }
+      if (s + 1 < t)
+        forwardPeak =
+            std::max(forwardPeak, at(chain.a, s) + at(chain.a, s + 1) +
+                                      at(chain.overheadF, s + 1));
+      I best = kNever;
+      if (allowFAllChains || firstPinned[s] == s) {
+        I w = at(chain.abar, s), rest = least[index(s + 1, t)];
+        if (rest < kNever)
+          best = std::max({mAll(s, t), w, w + rest});
+      }
+      I none = at(chain.delta, t) +
+               std::max(at(chain.a, s) + at(chain.overheadF, s), forwardPeak);
+      for (unsigned sp = s + 1, limit = ckLimit(s, t); sp <= limit; ++sp) {
+        I w = at(chain.a, sp - 1);
+        I right = least[index(sp, t)], left = least[index(s, sp - 1)];
+        if (right >= kNever || left >= kNever)
+          continue;
+        best = std::min(best, std::max({none, w, w + right, left}));
+      }
+      least[index(s, t)] = best;
+    }
+  }
+  I whole = least[index(1, L)];
+  if (whole >= kNever)
+    return std::nullopt;
+  return uint64_t(std::max<I>(whole + at(chain.a, 0), 0));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1133,11 +1214,23 @@ bool timeLeft(const Deadline &deadline) {
   return !deadline || std::chrono::steady_clock::now() < *deadline;
 }
 
+/// How many memories above the budget one table answers: its columns reach
+/// this many times the budget's slots. The model over-counts (a buffer held
+/// by several stored items, sizes rounded up), so the optimum for more
+/// memory than the budget often still fits it in the simulator.
+constexpr double kColumnHeadroom = 1.5;
+/// The most plans judged above the budget (each a reconstruction and a
+/// simulation, no table fill).
+constexpr int kProbesAboveBudget = 10;
+
 llvm::Expected<Attempt> solveMapped(const TrainingGraph &graph,
                                     const RotorStageMap &map,
-                                    std::optional<uint64_t> budget,
-                                    const RotorDPOptions &dp,
-                                    const Deadline &deadline) {
+                                    const SolverOptions &options,
+                                    const RotorDPOptions &dpIn,
+                                    const Deadline &deadline,
+                                    std::optional<uint64_t> leastMemory,
+                                    bool leastMemoryOnly) {
+  const std::optional<uint64_t> budget = options.budget;
   const RotorChain &chain = map.chain;
   const uint64_t upper = allItemsBound(chain);
   std::optional<Attempt> best;
@@ -1146,11 +1239,18 @@ llvm::Expected<Attempt> solveMapped(const TrainingGraph &graph,
     attempt.fits = budget && attempt.report.peakBytes <= *budget;
     attempt.info.feasible = attempt.fits;
     attempt.info.retries = retries;
+    // Every plan simulated is a candidate for whoever listens (`auto`
+    // keeps the best for its own budget), whatever memory it was for.
+    if (options.observer)
+      options.observer(attempt.schedule, attempt.report);
     if (!best || betterPlan(attempt.report, best->report, budget))
       best = std::move(attempt);
   };
-  auto build = [&](uint64_t memory) {
+  auto build = [&](uint64_t memory, unsigned columns, unsigned slots) {
     ++tables;
+    RotorDPOptions dp = dpIn;
+    dp.columns = columns;
+    dp.slots = slots;
     [[maybe_unused]] auto begin = std::chrono::steady_clock::now();
     llvm::Expected<RotorTable> table = RotorTable::build(chain, memory, dp);
     FAMILY_DEBUG(dp, {
@@ -1158,7 +1258,7 @@ llvm::Expected<Attempt> solveMapped(const TrainingGraph &graph,
                    << ": L=" << chain.length() << " memory=" << memory
                    << " bytes, S=" << dp.slots << " slots of "
                    << llvm::format("%.1f", double(memory) / dp.slots)
-                   << " bytes";
+                   << " bytes, " << std::max(dp.slots, columns) << " columns";
       if (table) {
         std::optional<unsigned> least = table->leastFeasibleSlots();
         llvm::dbgs() << ", " << table->tableBytes() << " table bytes, "
@@ -1179,182 +1279,159 @@ llvm::Expected<Attempt> solveMapped(const TrainingGraph &graph,
     });
     return table;
   };
-  // The optimum of the table for `memory` bytes, in the least memory that
-  // still gives it; std::nullopt when the table finds nothing.
-  auto planAt = [&](uint64_t memory) -> llvm::Expected<std::optional<Attempt>> {
-    llvm::Expected<RotorTable> table = build(memory);
-    if (!table)
-      return table.takeError();
-    if (std::isinf(table->cost()))
+  // The optimum of column m, in the least memory that still gives it.
+  auto planAt = [&](const RotorTable &table,
+                    unsigned m) -> llvm::Expected<std::optional<Attempt>> {
+    if (std::isinf(table.cost(m)))
       return std::nullopt;
     llvm::Expected<Attempt> attempt =
-        tryAt(graph, map, *table, table->leastSlotsForCost(table->slots()), dp);
+        tryAt(graph, map, table, table.leastSlotsForCost(m), dpIn);
     if (!attempt)
       return attempt.takeError();
     attempt->fits = budget && attempt->report.peakBytes <= *budget;
     return std::optional<Attempt>(std::move(*attempt));
   };
 
-  if (budget && *budget >= map.reservedBytes) {
-    // 1. The table's memory is what the chain's items may use: the budget
-    //    minus the reserved step outputs. The model bounds the simulated
-    //    peak from above, so this plan fits; should it not, the table gets
-    //    less memory (counted in `retries`, expected to stay 0).
-    uint64_t memory = *budget - map.reservedBytes;
-    bool feasible = false;
+  if (!leastMemoryOnly && budget && *budget > map.reservedBytes) {
+    // One table for every memory tried: S slots of (budget - reserved) / S
+    // bytes, and columns up to kColumnHeadroom times that.
+    const uint64_t room = *budget - map.reservedBytes;
+    const unsigned S = dpIn.slots;
+    double slot = double(room) / S;
+    unsigned columns = unsigned(std::min<double>(
+        std::ceil(kColumnHeadroom * S), std::ceil(double(upper) / slot) + 1));
+    columns = std::max(columns, S);
+    llvm::Expected<RotorTable> table = build(room, columns, S);
+    if (!table)
+      return table.takeError();
+    // 1. The budget's column. The model bounds the simulated peak from
+    //    above, so this plan fits; should it not, a lower column of the
+    //    same table is tried (counted in `retries`, expected to stay 0).
+    unsigned m = S;
+    std::optional<unsigned> fitting;
     for (int round = 0; round < 6; ++round) {
-      auto attempt = planAt(memory);
+      auto attempt = planAt(*table, m);
       if (!attempt)
         return attempt.takeError();
       if (!*attempt)
         break;
-      feasible = true;
       uint64_t peak = (*attempt)->report.peakBytes;
       bool fits = (*attempt)->fits;
-      FAMILY_DEBUG(dp, llvm::dbgs()
-                           << familyName(dp) << ": plan at memory " << memory
-                           << ": model cost "
-                           << llvm::format("%g", (*attempt)->info.modelCost)
-                           << " at " << (*attempt)->info.usedSlots
-                           << " slots, simulated peak " << peak << " cost "
-                           << llvm::format("%g", (*attempt)->report.totalCost)
-                           << (fits ? " (fits)" : " (over the budget)")
-                           << "\n");
+      FAMILY_DEBUG(dpIn, llvm::dbgs()
+                             << familyName(dpIn) << ": plan at column " << m
+                             << ": model cost "
+                             << llvm::format("%g", (*attempt)->info.modelCost)
+                             << ", simulated peak " << peak << " cost "
+                             << llvm::format("%g", (*attempt)->report.totalCost)
+                             << (fits ? " (fits)" : " (over the budget)")
+                             << "\n");
       consider(std::move(**attempt));
-      if (fits)
+      if (fits) {
+        fitting = m;
         break;
-      uint64_t excess = peak - *budget;
-      FAMILY_DEBUG(dp, llvm::dbgs()
-                           << familyName(dp) << ": the model under-counted by "
-                           << excess << " bytes: retry with less memory\n");
-      if (excess >= memory)
+      }
+      unsigned excess = unsigned(std::ceil(double(peak - *budget) / slot));
+      if (excess >= m)
         break;
-      memory -= excess;
+      m -= excess;
       ++retries;
     }
-    // 2. The model over-counts (a buffer held by several stored items,
-    //    sizes rounded up to slots), so a table given more memory can find a
-    //    cheaper plan whose simulated peak still fits. While the best plan
-    //    leaves more than 2% of the budget unused, scale the table's memory
-    //    by how much the model over-counted, and bisect once a plan does not
-    //    fit; every plan is judged by the simulator. Two more tables at
-    //    most: a table is O(L^3 S) and the gain is usually a few percent.
-    uint64_t room = *budget - map.reservedBytes;
-    uint64_t lo = feasible ? memory : 0, hi = 0; // hi: least memory that failed
-    for (int round = 0; round < 2 && timeLeft(deadline); ++round) {
-      uint64_t used = best && best->fits
-                          ? best->report.peakBytes - map.reservedBytes
-                          : 0;
-      uint64_t next;
-      if (hi == 0) {
-        if (!best || !best->fits || used >= room - room / 50)
+    // 2. Columns above the budget's: the largest whose plan still fits is
+    //    searched by bisection (plans are not monotone in the memory, so
+    //    every probe is judged and kept if better), all in this table.
+    if (fitting) {
+      unsigned lo = *fitting, hi = table->columns() + 1;
+      for (int probe = 0; probe < kProbesAboveBudget && timeLeft(deadline);
+           ++probe) {
+        unsigned next = hi > table->columns() ? table->columns()
+                                              : lo + (hi - lo) / 2;
+        if (next <= lo || next >= hi)
           break;
-        // The model's memory per simulated byte, applied to the room left.
-        double ratio = double(lo) / std::max<uint64_t>(used, 1);
-        next = uint64_t(std::min<double>(double(upper), room * ratio));
-      } else {
-        next = lo + (hi - lo) / 2;
-      }
-      if (next <= lo || (hi && next >= hi) || (hi && hi - lo <= hi / 64))
-        break;
-      FAMILY_DEBUG(dp, llvm::dbgs()
-                           << familyName(dp) << ": the plan uses " << used
-                           << " of " << room
-                           << " bytes: try the table with memory " << next
-                           << (hi ? " (bisection)" : " (scaled)") << "\n");
-      auto attempt = planAt(next);
-      if (!attempt)
-        return attempt.takeError();
-      FAMILY_DEBUG(dp, {
-        llvm::dbgs() << familyName(dp) << ": memory " << next << ": ";
-        if (*attempt)
-          llvm::dbgs() << "simulated peak " << (*attempt)->report.peakBytes
-                       << " cost "
-                       << llvm::format("%g", (*attempt)->report.totalCost)
-                       << ((*attempt)->fits ? " (fits)" : " (over the budget)");
-        else
-          llvm::dbgs() << "no sequence";
-        llvm::dbgs() << "\n";
-      });
-      if (*attempt && (*attempt)->fits) {
-        consider(std::move(**attempt));
-        lo = next;
-        if (next >= upper)
-          break; // Every item fits: nothing cheaper exists.
-      } else {
+        auto attempt = planAt(*table, next);
+        if (!attempt)
+          return attempt.takeError();
+        bool fits = *attempt && (*attempt)->fits;
+        FAMILY_DEBUG(dpIn, {
+          llvm::dbgs() << familyName(dpIn) << ": column " << next << ": ";
+          if (*attempt)
+            llvm::dbgs() << "simulated peak " << (*attempt)->report.peakBytes
+                         << " cost "
+                         << llvm::format("%g", (*attempt)->report.totalCost)
+                         << (fits ? " (fits)" : " (over the budget)");
+          else
+            llvm::dbgs() << "no sequence";
+          llvm::dbgs() << "\n";
+        });
         if (*attempt)
           consider(std::move(**attempt));
-        hi = next;
+        (fits ? lo : hi) = next;
       }
     }
-    if (best && best->fits) {
+    // Fitting or not: the caller searches the least memory of one chain
+    // only when no chain's plan fits.
+    if (best) {
       best->info.tables = tables;
       return std::move(*best);
     }
   }
 
-  FAMILY_DEBUG(dp, llvm::dbgs()
-                       << familyName(dp) << ": "
-                       << (budget ? "no plan within the budget" : "no budget")
-                       << ": search the least-memory plan\n");
-  // No budget, or none fits: the least memory. Start from a limit every
-  // chain fits in, judge several columns of the table by the simulator (the
-  // model's least memory need not be the graph's), and re-discretise around
-  // the least feasible memory, which shrinks the slot.
+  FAMILY_DEBUG(dpIn, llvm::dbgs()
+                         << familyName(dpIn) << ": "
+                         << (budget ? "no plan within the budget"
+                                    : "no budget")
+                         << ": search the least-memory plan\n");
+  // No budget, or none fits: the least memory. The chain's least memory is
+  // known exactly (rotorLeastMemory); one table of 1.5 times that memory in
+  // S / 2 slots when S >= 400 (0.6% of it each: rounding costs at most that
+  // per stored item, and half the slots is half the fill) holds it, and every
+  // breakpoint of its cost curve is judged by the simulator (the model's
+  // least memory need not be the graph's: it over-counts buffers held by
+  // several items).
+  uint64_t least = leastMemory ? *leastMemory
+                               : rotorLeastMemory(chain, dpIn.allowFAllChains)
+                                     .value_or(upper);
   std::optional<RotorTable> table;
-  uint64_t limit = upper;
+  uint64_t limit = std::max<uint64_t>(least + least / 2, 1);
+  const unsigned slots = dpIn.slots >= 400 ? dpIn.slots / 2 : dpIn.slots;
   for (int round = 0; round < 8 && !table; ++round, limit *= 2) {
-    llvm::Expected<RotorTable> built = build(limit);
+    llvm::Expected<RotorTable> built = build(limit, 0, slots);
     if (!built)
       return built.takeError();
     if (built->leastFeasibleSlots())
       table = std::move(*built);
+    if (limit >= upper && !table)
+      break;
   }
   if (!table)
     // Every stored item takes at least one slot, so a sequence can need
     // more slots than S whatever the memory (a^{l-1}, abar^l and delta^l
     // together during B^l): only S too small gets here.
     return makeError("rotor: no sequence is feasible with " +
-                     llvm::Twine(dp.slots) +
+                     llvm::Twine(dpIn.slots) +
                      " memory slots (each stored item takes at least one "
                      "slot); use more slots");
-  for (int round = 0; round < 4; ++round) {
-    unsigned least = *table->leastFeasibleSlots();
-    [[maybe_unused]] unsigned judged = 0;
-    // Every distinct optimum of the table at the least memory that gives it
-    // (the breakpoints of the cost curve), judged by the simulator.
-    for (unsigned m = least; m <= table->slots(); ++m) {
-      if (m > least && !(table->cost(m) < table->cost(m - 1)))
-        continue;
-      llvm::Expected<Attempt> attempt = tryAt(graph, map, *table, m, dp);
-      if (!attempt)
-        return attempt.takeError();
-      ++judged;
-      consider(std::move(*attempt));
-      if (!timeLeft(deadline))
-        break;
-    }
-    FAMILY_DEBUG(dp, llvm::dbgs()
-                         << familyName(dp) << ": least memory, round " << round
-                         << ": least feasible " << least << " of "
-                         << table->slots() << " slots ("
-                         << uint64_t(std::ceil(least * table->slotBytes()))
-                         << " bytes), " << judged
-                         << " breakpoints of the cost curve simulated; best "
-                            "peak so far "
-                         << best->report.peakBytes << "\n");
+  unsigned leastSlots = *table->leastFeasibleSlots();
+  [[maybe_unused]] unsigned judged = 0;
+  // Every distinct optimum of the table at the least memory that gives it
+  // (the breakpoints of the cost curve), judged by the simulator.
+  for (unsigned m = leastSlots; m <= table->slots(); ++m) {
+    if (m > leastSlots && !(table->cost(m) < table->cost(m - 1)))
+      continue;
+    llvm::Expected<Attempt> attempt = tryAt(graph, map, *table, m, dpIn);
+    if (!attempt)
+      return attempt.takeError();
+    ++judged;
+    consider(std::move(*attempt));
     if (!timeLeft(deadline))
       break;
-    uint64_t bytes = uint64_t(std::ceil(least * table->slotBytes()));
-    if (bytes == 0 || bytes >= table->memoryBytes())
-      break;
-    llvm::Expected<RotorTable> finer = build(bytes);
-    if (!finer)
-      return finer.takeError();
-    if (!finer->leastFeasibleSlots())
-      break;
-    table = std::move(*finer);
   }
+  FAMILY_DEBUG(dpIn, llvm::dbgs()
+                         << familyName(dpIn) << ": least memory: model least "
+                         << least << " bytes, least feasible " << leastSlots
+                         << " of " << table->slots() << " slots, " << judged
+                         << " breakpoints of the cost curve simulated; best "
+                            "peak "
+                         << best->report.peakBytes << "\n");
   best->info.tables = tables;
   return std::move(*best);
 }
@@ -1419,13 +1496,19 @@ llvm::Expected<Schedule> remat::solveRotorFamily(
       {BackwardPlacement::Balanced, ""},
       {BackwardPlacement::Early, "/early"},
       {BackwardPlacement::Late, "/late"}};
+  // Every distinct chain: each placement of the backward nodes on each
+  // staging; placements that give the same groups as an earlier one are the
+  // same chain.
+  struct Mapped {
+    std::string name;
+    RotorStageMap map;
+    /// The chain's least memory (rotorLeastMemory) plus the reserved bytes.
+    std::optional<uint64_t> leastMemory;
+  };
+  std::vector<Mapped> chains;
   for (auto &[name, stages] : stagings) {
-    // Each placement of the backward nodes gives a chain; placements that
-    // give the same groups as an earlier one are not solved again.
     std::vector<std::vector<std::vector<NodeId>>> seen;
     for (auto [placement, suffix] : placements) {
-      if (best && !timeLeft(deadline))
-        break;
       llvm::Expected<RotorStageMap> map =
           buildRotorStageMap(graph, stages, placement);
       if (!map) {
@@ -1446,6 +1529,10 @@ llvm::Expected<Schedule> remat::solveRotorFamily(
         continue;
       }
       seen.push_back(map->backward);
+      std::optional<uint64_t> least =
+          rotorLeastMemory(map->chain, dp.allowFAllChains);
+      if (least)
+        *least += map->reservedBytes;
       FAMILY_DEBUG(dp, {
         const RotorChain &chain = map->chain;
         uint64_t a = 0, abar = 0, delta = 0;
@@ -1461,29 +1548,69 @@ llvm::Expected<Schedule> remat::solveRotorFamily(
                      << " stages, sum a=" << a << " abar=" << abar
                      << " delta=" << delta << " bytes, reserved "
                      << map->reservedBytes << " bytes, " << pinned
-                     << " pinned stages\n";
+                     << " pinned stages, model least memory ";
+        if (least)
+          llvm::dbgs() << *least;
+        else
+          llvm::dbgs() << "none";
+        llvm::dbgs() << "\n";
       });
-      llvm::Expected<Attempt> attempt =
-          solveMapped(graph, *map, options.budget, dp, deadline);
-      if (!attempt)
-        return attempt.takeError();
-      attempt->info.stages = name + suffix;
-      FAMILY_DEBUG(dp, llvm::dbgs()
-                           << familyName(dp) << ": staging " << name << suffix
-                           << ": " << attempt->info.tables << " tables, "
-                           << attempt->info.retries << " retries; plan at "
-                           << attempt->info.usedSlots << "/"
-                           << attempt->info.slots << " slots (model cost "
-                           << llvm::format("%g", attempt->info.modelCost)
-                           << "): simulated peak " << attempt->report.peakBytes
-                           << " cost "
-                           << llvm::format("%g", attempt->report.totalCost)
-                           << ", " << attempt->report.numRecomputations
-                           << " recomputations"
-                           << (attempt->fits ? ", fits" : "") << "\n");
-      if (!best || betterPlan(attempt->report, best->report, options.budget))
-        best = std::move(*attempt);
+      chains.push_back({name + suffix, std::move(*map), least});
     }
+  }
+  auto solveChain = [&](Mapped &mapped, bool leastMemoryOnly) -> llvm::Error {
+    std::optional<uint64_t> least = mapped.leastMemory;
+    if (least)
+      *least -= mapped.map.reservedBytes;
+    llvm::Expected<Attempt> attempt = solveMapped(
+        graph, mapped.map, options, dp, deadline, least, leastMemoryOnly);
+    if (!attempt)
+      return attempt.takeError();
+    attempt->info.stages = mapped.name;
+    FAMILY_DEBUG(dp, llvm::dbgs()
+                         << familyName(dp) << ": staging " << mapped.name
+                         << ": " << attempt->info.tables << " tables, "
+                         << attempt->info.retries << " retries; plan at "
+                         << attempt->info.usedSlots << "/"
+                         << attempt->info.slots << " slots (model cost "
+                         << llvm::format("%g", attempt->info.modelCost)
+                         << "): simulated peak " << attempt->report.peakBytes
+                         << " cost "
+                         << llvm::format("%g", attempt->report.totalCost)
+                         << ", " << attempt->report.numRecomputations
+                         << " recomputations"
+                         << (attempt->fits ? ", fits" : "") << "\n");
+    if (!best || betterPlan(attempt->report, best->report, options.budget))
+      best = std::move(*attempt);
+    return llvm::Error::success();
+  };
+  // With a budget, every chain within the time limit: one table each.
+  if (options.budget)
+    for (Mapped &mapped : chains) {
+      if (best && !timeLeft(deadline))
+        break;
+      // A chain whose least memory exceeds the budget has no plan within it.
+      if (mapped.leastMemory && *mapped.leastMemory > *options.budget)
+        continue;
+      if (llvm::Error err = solveChain(mapped, /*leastMemoryOnly=*/false))
+        return std::move(err);
+    }
+  // Without a budget, or when no chain's plan fits: the least-memory plan
+  // of the chain with the least memory in the model, one table (the table
+  // fill, O(L^3 S), is the cost; the least memory of every chain, O(L^3),
+  // is cheap).
+  if (!best || !options.budget ||
+      best->report.peakBytes > *options.budget) {
+    Mapped *leastChain = nullptr;
+    for (Mapped &mapped : chains)
+      if (mapped.leastMemory &&
+          (!leastChain || *mapped.leastMemory < *leastChain->leastMemory))
+        leastChain = &mapped;
+    if (!leastChain && !chains.empty())
+      leastChain = &chains.front();
+    if (leastChain)
+      if (llvm::Error err = solveChain(*leastChain, /*leastMemoryOnly=*/true))
+        return std::move(err);
   }
   if (!best)
     return makeError(firstError.empty() ? "rotor: no staging" : firstError);

@@ -215,6 +215,28 @@ void checkAgainstEnumeration(const RotorChain &chain, bool allowFAllChains,
     EXPECT_LE(sim.peak, m) << label << " " << formatRotorSequence(*seq);
     EXPECT_EQ(sim.cost, expected) << label;
   }
+  // The least memory of any persistent sequence, exactly, without a table.
+  uint64_t least = UINT64_MAX;
+  for (const Judged &j : judged)
+    least = std::min(least, j.peak);
+  std::optional<uint64_t> leastMemory =
+      rotorLeastMemory(chain, allowFAllChains);
+  if (judged.empty())
+    EXPECT_FALSE(leastMemory) << label;
+  else
+    EXPECT_EQ(leastMemory, least) << label;
+  // A table of half the slots answers every memory up to `top` from its
+  // extra columns (issue 24: one table for every budget of a graph).
+  RotorDPOptions wide = dp;
+  wide.slots = unsigned(std::max<uint64_t>(top / 2, 1));
+  wide.columns = unsigned(top + 1);
+  llvm::Expected<RotorTable> half =
+      RotorTable::build(chain, wide.slots, wide);
+  ASSERT_TRUE(bool(half)) << llvm::toString(half.takeError());
+  EXPECT_EQ(half->columns(), unsigned(std::max<uint64_t>(top + 1, wide.slots)));
+  for (uint64_t m = 0; m <= half->columns(); ++m)
+    EXPECT_EQ(half->cost(unsigned(m)), bestWithin(judged, m))
+        << label << " column " << m;
   // A table built for exactly m bytes (not a column of a larger one) agrees.
   for (uint64_t m = 0; m <= top; m += 1 + top / 4) {
     dp.slots = unsigned(std::max<uint64_t>(m, 1));

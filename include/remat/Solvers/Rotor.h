@@ -152,6 +152,12 @@ struct RotorDPOptions {
   /// false gives revolve's model (§5.3): C_all only for single stages, so
   /// that only a^l are stored and each F_all comes right before its B.
   bool allowFAllChains = true;
+  /// Columns of the table, at least `slots` (0: `slots`): the table answers
+  /// every memory up to columns slots of M / S bytes, so that the optimum
+  /// for a larger memory than M (the model over-counts; a plan for more
+  /// memory may still fit the budget) or a smaller one is a lookup in the
+  /// same table, not another O(L^3 S) fill (issue 24).
+  unsigned columns = 0;
 };
 
 /// The table C_BP(s, t, m) of Theorem 1 for one chain and one memory limit.
@@ -169,14 +175,17 @@ public:
                                           const RotorDPOptions &options = {});
 
   unsigned slots() const { return numSlots; }
+  /// The last column: memories up to columns() * slotBytes() are answered.
+  unsigned columns() const { return numColumns; }
   /// Bytes per slot (memoryBytes / S).
   double slotBytes() const { return bytesPerSlot; }
   uint64_t memoryBytes() const { return memory; }
   /// Bytes held by the cost table and its index arrays.
   size_t tableBytes() const;
 
-  /// The optimal persistent cost with m slots for the whole chain, a^0 and
-  /// delta^L included (Algorithm 1, line 12), or +infinity when infeasible.
+  /// The optimal persistent cost with m slots (m <= columns()) for the whole
+  /// chain, a^0 and delta^L included (Algorithm 1, line 12), or +infinity
+  /// when infeasible.
   double cost(unsigned m) const;
   double cost() const { return cost(numSlots); }
   /// The least m with a finite cost.
@@ -188,7 +197,8 @@ public:
   llvm::Expected<RotorSequence> sequence(unsigned m) const;
   llvm::Expected<RotorSequence> sequence() const { return sequence(numSlots); }
 
-  /// A size in slots (rounded up; anything beyond S becomes S + 1).
+  /// A size in slots (rounded up; anything beyond the last column becomes
+  /// columns() + 1).
   int toSlots(uint64_t bytes) const;
   /// A size in whole slots, rounded down (for amounts subtracted from a
   /// need, so that the need stays an upper bound).
@@ -214,7 +224,7 @@ private:
                       RotorSequence &out) const;
 
   unsigned length = 0;
-  unsigned numSlots = 0;
+  unsigned numSlots = 0, numColumns = 0;
   size_t width = 0;
   uint64_t memory = 0;
   double bytesPerSlot = 0;
@@ -232,6 +242,14 @@ private:
   std::vector<int> forwardPeak;
   std::vector<float> table;
 };
+
+/// The least memory (bytes, a^0 included, as RotorTable::cost counts it)
+/// with which a persistent sequence of the chain exists: the feasibility
+/// side of Theorem 1's recurrence, exact in bytes (no slots), O(L^3). A table
+/// of any number of slots is feasible only at this memory or more.
+/// std::nullopt for an invalid or empty chain.
+std::optional<uint64_t> rotorLeastMemory(const RotorChain &chain,
+                                         bool allowFAllChains = true);
 
 //===----------------------------------------------------------------------===//
 // Training graphs

@@ -48,6 +48,11 @@ struct SolverOptions {
   /// progress; nullptr (the default): nowhere. A library never prints unasked:
   /// the front ends pass llvm::errs() for `progress=true` / `--progress`.
   llvm::raw_ostream *progress = nullptr;
+  /// Called with every plan a solver simulates on its way to its answer
+  /// (other stagings, other memories, other segment budgets), whatever
+  /// budget it was given: `auto` keeps the best of them for the user's
+  /// budget (issue 24). Empty: nobody listens.
+  std::function<void(const Schedule &, const SimulationReport &)> observer;
 };
 
 /// The largest number of memory slots S (rotor's table holds S + 1 floats
