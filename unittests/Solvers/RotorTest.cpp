@@ -33,7 +33,8 @@ void enumeratePersistent(const RotorChain &chain, unsigned s, unsigned t,
                          bool allowFAllChains,
                          std::vector<RotorSequence> &out) {
   if (s == t) {
-    out.push_back({RotorOp::fAll(s), RotorOp::b(s)});
+    for (unsigned k = 0; k < chain.numOptions(s); ++k)
+      out.push_back({RotorOp::fAll(s, k), RotorOp::b(s, k)});
     if (!chain.readsAbar(s))
       out.push_back({RotorOp::b(s)});
     return;
@@ -41,12 +42,13 @@ void enumeratePersistent(const RotorChain &chain, unsigned s, unsigned t,
   if (allowFAllChains || chain.isPinned(s)) {
     std::vector<RotorSequence> inner;
     enumeratePersistent(chain, s + 1, t, allowFAllChains, inner);
-    for (RotorSequence &seq : inner) {
-      RotorSequence full = {RotorOp::fAll(s)};
-      full.insert(full.end(), seq.begin(), seq.end());
-      full.push_back(RotorOp::b(s));
-      out.push_back(std::move(full));
-    }
+    for (unsigned k = 0; k < chain.numOptions(s); ++k)
+      for (const RotorSequence &seq : inner) {
+        RotorSequence full = {RotorOp::fAll(s, k)};
+        full.insert(full.end(), seq.begin(), seq.end());
+        full.push_back(RotorOp::b(s, k));
+        out.push_back(std::move(full));
+      }
   }
   for (unsigned sp = s + 1; sp <= t; ++sp) {
     std::vector<RotorSequence> right, left;
@@ -253,6 +255,33 @@ TEST(RotorDP, EqualsPersistentEnumerationForEveryBudget) {
     RotorChain chain = randomChain(rng, L, /*pins=*/true);
     std::string label = "trial " + std::to_string(trial);
     checkAgainstEnumeration(chain, /*allowFAllChains=*/true, label);
+  }
+}
+
+/// Stages with options (the blocks solver's F_all / B alternatives): the
+/// table takes the cheapest option that fits, and equals enumeration.
+TEST(RotorDP, WithOptionsEqualsPersistentEnumeration) {
+  std::mt19937 rng(4242);
+  auto pick = [&](int hi) { return int(rng() % (hi + 1)); };
+  for (int trial = 0; trial < 200; ++trial) {
+    unsigned L = 1 + trial % 5;
+    RotorChain chain = randomChain(rng, L, /*pins=*/trial % 3 == 0);
+    chain.options.assign(L + 1, {});
+    for (unsigned l = 1; l <= L; ++l) {
+      // Options only where B^l reads what its stage stores.
+      unsigned count = chain.readsAbar(l) ? pick(2) : 0;
+      for (unsigned k = 0; k < count; ++k) {
+        RotorChain::Option o;
+        o.abar = chain.a[l] + pick(2);
+        o.overheadF = pick(2);
+        o.overheadB = pick(3);
+        o.costB = chain.costB[l] + pick(4);
+        chain.options[l].push_back(o);
+      }
+    }
+    ASSERT_FALSE(bool(chain.check()));
+    checkAgainstEnumeration(chain, /*allowFAllChains=*/true,
+                            "options trial " + std::to_string(trial));
   }
 }
 

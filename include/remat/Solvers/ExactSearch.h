@@ -60,6 +60,8 @@ struct ExactSearchReport {
 
 /// The most nodes the search takes; larger graphs are an error.
 constexpr size_t kExactSearchMaxNodes = 256;
+/// The largest graphs `auto` runs the search on (with a share of its time).
+constexpr size_t kExactAutoNodes = 96;
 
 /// The search under `options.budget` (required; without one there is no cost
 /// to minimise and the incumbent, or an error, is returned) within
