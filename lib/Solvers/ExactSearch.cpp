@@ -103,6 +103,16 @@ public:
     for (size_t n = 0; n < numNodes; ++n)
       Bits::set(allNodes.data(), n);
     totalCost = graph.totalCost();
+    inputBegin.assign(numNodes + 1, 0);
+    nodeCost.assign(numNodes, 0);
+    for (NodeId n = 0; n < NodeId(numNodes); ++n) {
+      nodeCost[n] = graph.node(n).cost;
+      inputBegin[n] = uint32_t(inputEdges.size());
+      for (ValueId in : graph.node(n).inputs)
+        if (!graph.value(in).isFixed())
+          inputEdges.push_back({in, graph.value(in).producer});
+    }
+    inputBegin[numNodes] = uint32_t(inputEdges.size());
     pinnedMask.assign(nodeWords, 0);
     stepOutBytes.assign(numNodes, 0);
     outBytes.assign(numNodes, 0);
@@ -178,6 +188,11 @@ private:
   /// holds while it runs (non-fixed inputs that are not step outputs,
   /// outputs less those that may take an input's buffer, workspace).
   std::vector<uint64_t> stepOutBytes, outBytes, footprint;
+  /// The non-fixed inputs of each node with their producers (CSR), and
+  /// the nodes' costs: the estimate's inner loop.
+  std::vector<uint32_t> inputBegin;
+  std::vector<std::pair<ValueId, NodeId>> inputEdges;
+  std::vector<double> nodeCost;
   double totalCost = 0;
 
   // States: key = (R, D); g; resident bytes; parent and the node computed.
@@ -186,7 +201,7 @@ private:
   std::vector<uint64_t> memValue;
   std::vector<uint32_t> parentOf;
   std::vector<NodeId> nodeOf;
-  std::vector<uint32_t> table; // open addressing: state + 1, 0 = empty
+  std::vector<uint64_t> table; // open addressing: tag | state + 1; 0 = empty
   struct Entry {
     double f, g;
     uint32_t state;
@@ -208,23 +223,31 @@ private:
   std::vector<std::pair<ValueId, ValueId>> pairs;
 };
 
-size_t hashWords(const Word *w, size_t n) {
+uint64_t mix(uint64_t x) {
+  // splitmix64's finalizer: every input bit reaches every output bit.
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+uint64_t hashWords(const Word *w, size_t n) {
   uint64_t h = 0x9e3779b97f4a7c15ull;
-  for (size_t i = 0; i < n; ++i) {
-    h ^= w[i] + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    h *= 0xbf58476d1ce4e5b9ull;
-  }
-  return size_t(h ^ (h >> 31));
+  for (size_t i = 0; i < n; ++i)
+    h = mix(h ^ w[i]) + i;
+  return h;
 }
 
 void Search::grow() {
-  std::vector<uint32_t> bigger(std::max<size_t>(1024, table.size() * 2), 0);
+  std::vector<uint64_t> bigger(std::max<size_t>(1024, table.size() * 2), 0);
   size_t mask = bigger.size() - 1;
   for (uint32_t s = 0; s < gValue.size(); ++s) {
-    size_t i = hashWords(key(s), keyWords) & mask;
+    uint64_t h = hashWords(key(s), keyWords);
+    size_t i = h & mask;
     while (bigger[i])
       i = (i + 1) & mask;
-    bigger[i] = s + 1;
+    bigger[i] = ((h >> 32) << 32) | (uint64_t(s) + 1);
   }
   table.swap(bigger);
 }
@@ -234,10 +257,15 @@ uint32_t Search::intern(const Word *k, double g, uint64_t mem, uint32_t parent,
   if ((gValue.size() + 1) * 2 > table.size())
     grow();
   size_t mask = table.size() - 1;
-  size_t i = hashWords(k, keyWords) & mask;
+  uint64_t h = hashWords(k, keyWords);
+  // Each slot holds the key's upper hash bits next to the state + 1, so
+  // that keys are compared only when those bits agree.
+  const uint64_t tag = (h >> 32) << 32;
+  size_t i = h & mask;
   while (table[i]) {
-    uint32_t s = table[i] - 1;
-    if (std::equal(k, k + keyWords, key(s))) {
+    uint32_t s = uint32_t(table[i] & 0xffffffffu) - 1;
+    if ((table[i] & ~uint64_t(0xffffffffu)) == tag &&
+        std::equal(k, k + keyWords, key(s))) {
       improved = g < gValue[s];
       if (improved) {
         gValue[s] = g;
@@ -255,7 +283,7 @@ uint32_t Search::intern(const Word *k, double g, uint64_t mem, uint32_t parent,
   memValue.push_back(mem);
   parentOf.push_back(parent);
   nodeOf.push_back(node);
-  table[i] = s + 1;
+  table[i] = tag | (uint64_t(s) + 1);
   return s;
 }
 
@@ -284,28 +312,29 @@ double Search::estimate(const Word *resident, const Word *done) {
   scratchNeed.assign(nodeWords, 0);
   worklist.clear();
   double h = 0;
-  for (size_t n = 0; n < numNodes; ++n)
-    if (!Bits::test(done, n)) {
-      Bits::set(scratchNeed.data(), n);
-      worklist.push_back(NodeId(n));
-      h += graph.node(n).cost;
+  for (size_t w = 0; w < nodeWords; ++w) {
+    Word bits = allNodes[w] & ~done[w];
+    scratchNeed[w] = bits;
+    while (bits) {
+      NodeId n = NodeId(w * 64 + __builtin_ctzll(bits));
+      bits &= bits - 1;
+      worklist.push_back(n);
+      h += nodeCost[n];
     }
+  }
   while (!worklist.empty()) {
     NodeId w = worklist.back();
     worklist.pop_back();
-    for (ValueId in : graph.node(w).inputs) {
-      const GraphValue &value = graph.value(in);
-      if (value.isFixed() || Bits::test(resident, in))
-        continue;
-      NodeId p = value.producer;
-      if (Bits::test(scratchNeed.data(), p))
+    for (uint32_t e = inputBegin[w]; e < inputBegin[w + 1]; ++e) {
+      auto [in, p] = inputEdges[e];
+      if (Bits::test(resident, in) || Bits::test(scratchNeed.data(), p))
         continue;
       // p is computed (every node not computed is already needed).
       if (pinned[p])
         return std::numeric_limits<double>::infinity();
       Bits::set(scratchNeed.data(), p);
       worklist.push_back(p);
-      h += graph.node(p).cost;
+      h += nodeCost[p];
     }
   }
   return h;
