@@ -559,16 +559,8 @@ llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
   auto chainProgram = [&](llvm::StringRef label, unsigned maxStages,
                           bool blockOptions, bool allowFAllChains,
                           std::optional<uint64_t> given) {
-    double predicted = chainSeconds100 * std::pow(maxStages / 100.0, 3);
-    if (!noSearch && maxStages > 100 && predicted > 0.8 * p.remaining()) {
-      AUTO_DEBUG(llvm::dbgs() << "auto: skip " << label << ": about "
-                              << llvm::format("%.2f", predicted) << " s, "
-                              << llvm::format("%.2f", p.remaining())
-                              << " s left\n");
-      return false;
-    }
     auto start = std::chrono::steady_clock::now();
-    p.runFunction(label, share(0.8), given, [&](const SolverOptions &o) {
+    p.runFunction(label, share(0.9), given, [&](const SolverOptions &o) {
       RotorOptions ro;
       ro.slots = o.memorySlots;
       ro.maxStages = maxStages;
@@ -638,15 +630,19 @@ llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
     }
   }
 
-  // Finer chains while the time allows.
+  // Finer chains while the time allows: each coarsens its stages so that
+  // its first table fits half the time it is given and skips the chains
+  // that would not end in time (Rotor.cpp), so each may run while a second
+  // is left.
   if (large && hasForward)
     for (unsigned stages : {200u, 400u}) {
       if (graph.forwardNodes().size() <= stages / 2 || p.provenOptimal())
         break;
       std::string at = "@" + std::to_string(stages);
-      if (!chainProgram("blocks" + at, stages, true, true, budget) ||
-          !chainProgram("rotor" + at, stages, false, true, budget))
-        break;
+      for (bool blockOptions : {true, false})
+        if (noSearch || p.remaining() > 1)
+          chainProgram((blockOptions ? "blocks" : "rotor") + at, stages,
+                       blockOptions, true, budget);
     }
 
   // 4. The exact search over every plan on small graphs (ExactSearch.h),
