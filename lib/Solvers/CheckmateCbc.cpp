@@ -37,11 +37,17 @@ class ProgressHandler : public CbcEventHandler {
 public:
   ProgressHandler(std::function<void(const std::string &)> print,
                   double interval, double scale,
-                  std::chrono::steady_clock::time_point start)
+                  std::chrono::steady_clock::time_point start,
+                  std::chrono::steady_clock::time_point deadline)
       : print(std::move(print)), interval(interval), scale(scale),
-        start(start) {}
+        start(start), deadline(deadline) {}
 
   CbcAction event(CbcEvent whichEvent) override {
+    // The wall-clock limit: CBC's own `-sec` counts CPU time even with
+    // `-timeMode elapsed` in Debian's 2.10.8 (issue 24: 100 to 123 s wall
+    // with a 60 s limit), so every event looks at the clock.
+    if (std::chrono::steady_clock::now() >= deadline)
+      return stop;
     if (interval <= 0 || !model_ || !print)
       return noAction;
     if (whichEvent != node && whichEvent != solution &&
@@ -81,7 +87,7 @@ public:
 private:
   std::function<void(const std::string &)> print;
   double interval, scale;
-  std::chrono::steady_clock::time_point start;
+  std::chrono::steady_clock::time_point start, deadline;
   double next = 0;
 };
 
@@ -93,6 +99,13 @@ CbcOutcome checkmate::runCbc(const Formulation &formulation,
                              double progressInterval,
                              std::chrono::steady_clock::time_point clock,
                              std::function<void(const std::string &)> print) {
+  // Out of time already: nothing to solve.
+  if (seconds < 0.05)
+    return CbcOutcome();
+  auto begin = std::chrono::steady_clock::now();
+  auto deadline =
+      begin + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                  std::chrono::duration<double>(seconds));
   OsiClpSolverInterface solver;
   solver.messageHandler()->setLogLevel(0);
   formulation.load(solver);
@@ -100,8 +113,13 @@ CbcOutcome checkmate::runCbc(const Formulation &formulation,
   // The root relaxation, solved here: CbcMain1 then starts from its basis.
   // Left to CbcMain1, the same solve took 6 to 20 times longer on the
   // larger graphs (MobileNet: 76 s against 11 s), past any time limit.
-  auto begin = std::chrono::steady_clock::now();
-  solver.getModelPtr()->setMaximumSeconds(std::max(seconds, 1.0));
+  // CLP's limit is CPU time unless the wall-clock one is set too.
+  double rootSeconds = std::max(
+      0.01, std::chrono::duration<double>(deadline -
+                                          std::chrono::steady_clock::now())
+                .count());
+  solver.getModelPtr()->setMaximumSeconds(rootSeconds);
+  solver.getModelPtr()->setMaximumWallSeconds(rootSeconds);
   solver.initialSolve();
   seconds -=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
@@ -131,9 +149,9 @@ CbcOutcome checkmate::runCbc(const Formulation &formulation,
   model.setLogLevel(0);
   CbcMain0(model);
   ProgressHandler handler(std::move(print), progressInterval,
-                          formulation.costScale, clock);
-  if (progressInterval > 0)
-    model.passInEventHandler(&handler);
+                          formulation.costScale, clock, deadline);
+  // Always: the handler also stops the search at the wall-clock deadline.
+  model.passInEventHandler(&handler);
   if (start) {
     // CbcMain1 reads a MIP start by column name and completes it (the
     // continuous U) with a reduced search.

@@ -95,13 +95,24 @@ checkmate::lpRounding(const ModelGraph &model, const Formulation &formulation,
   solver.messageHandler()->setLogLevel(0);
   formulation.load(solver);
   auto secondsUntil = [](std::chrono::steady_clock::time_point when) {
-    return std::max(1.0, std::chrono::duration<double>(
-                             when - std::chrono::steady_clock::now())
-                             .count());
+    return std::chrono::duration<double>(when -
+                                         std::chrono::steady_clock::now())
+        .count();
   };
+  // CLP's own limit is CPU time: a wall-clock limit is what the user set
+  // (issue 24: a 10 s limit ran 18 s on a loaded machine), so both are set.
+  auto limit = [&](std::chrono::steady_clock::time_point when) {
+    double seconds = std::max(0.01, secondsUntil(when));
+    solver.getModelPtr()->setMaximumSeconds(seconds);
+    solver.getModelPtr()->setMaximumWallSeconds(seconds);
+  };
+  if (secondsUntil(lpDeadline) <= 0) {
+    lpValue = -1;
+    return std::nullopt;
+  }
   // The relaxation itself may use all the time left; the search over
   // allowances stops at `deadline`.
-  solver.getModelPtr()->setMaximumSeconds(secondsUntil(lpDeadline));
+  limit(lpDeadline);
   solver.initialSolve();
   if (!solver.isProvenOptimal()) {
     lpValue = solver.isProvenPrimalInfeasible()
@@ -134,7 +145,7 @@ checkmate::lpRounding(const ModelGraph &model, const Formulation &formulation,
     if (a > 0 || epsilon > 0) {
       // U_{t,k} <= (1 - epsilon) M_budget, warm-started from the last basis.
       formulation.setBudget(solver, std::floor((1 - epsilon) * units));
-      solver.getModelPtr()->setMaximumSeconds(secondsUntil(deadline));
+      limit(deadline);
       solver.resolve();
       if (!solver.isProvenOptimal()) {
         LLVM_DEBUG(llvm::dbgs()
@@ -213,6 +224,10 @@ llvm::Expected<Schedule> remat::solveCheckmateLP(
     return session.fallback(CheckmateStatus::NotFound, report);
   }
 
+  if (session.remaining() <= 0) {
+    session.report.message = "the time limit was spent on the warm starts";
+    return session.fallback(CheckmateStatus::TimeLimit, report);
+  }
   ModelGraph model = buildModelGraph(graph, cmOptions.maxNodes);
   Formulation formulation(model, session.budget / model.unit);
   session.describe(model, formulation);

@@ -116,8 +116,17 @@ Session::Session(const TrainingGraph &graph, const SolverOptions &options,
     for (const SolverInfo &solver : allSolvers()) {
       llvm::StringRef name = solver.name;
       if (name == "checkpoint-all" || name.starts_with("checkmate") ||
-          name == "auto" || !solverApplies(solver, graph))
+          name == "auto" || name == "exact" || !solverApplies(solver, graph))
         continue;
+      // The warm starts take at most 30% of the time limit (issue 24: the
+      // limit counts all of the solve); each gets what is left of that.
+      if (!noSearch) {
+        double left = 0.3 * limit - elapsed();
+        if (left <= 0)
+          break;
+        heuristic.timeLimitSeconds = std::min(std::max(0.05, left),
+                                              std::max(1.0, 0.1 * limit));
+      }
       llvm::Expected<SolvedPlan> plan = solver.fn(graph, heuristic);
       if (!plan) {
         llvm::consumeError(plan.takeError());
@@ -303,6 +312,10 @@ llvm::Expected<Schedule> remat::solveCheckmateILP(
     return session.fallback(CheckmateStatus::NotFound, report);
   }
 
+  if (session.remaining() <= 0) {
+    session.report.message = "the time limit was spent on the warm starts";
+    return session.fallback(CheckmateStatus::TimeLimit, report);
+  }
   ModelGraph model = buildModelGraph(graph, cmOptions.maxNodes);
   Formulation formulation(model, session.budget / model.unit);
   session.describe(model, formulation);

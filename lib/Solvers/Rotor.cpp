@@ -115,9 +115,35 @@ llvm::Error RotorChain::check() const {
       return makeError("rotor chain: stage " + llvm::Twine(l) +
                        " has a negative or non-finite cost");
   }
+  if (!options.empty()) {
+    if (auto err = sized(options.size(), "options"))
+      return err;
+    for (size_t l = 1; l < n; ++l) {
+      if (!options[l].empty() && !readsAbar(unsigned(l)))
+        return makeError("rotor chain: stage " + llvm::Twine(l) +
+                         " has options but B^l reads nothing it stores");
+      for (const Option &o : options[l]) {
+        if (o.abar < a[l])
+          return makeError("rotor chain: an option of stage " +
+                           llvm::Twine(l) + " has abar < a");
+        if (o.reliefB > delta[l] + o.abar + a[l - 1] + o.overheadB)
+          return makeError("rotor chain: an option of stage " +
+                           llvm::Twine(l) +
+                           " has a backward relief above its inputs");
+        if (!(o.costB >= 0) || !std::isfinite(o.costB))
+          return makeError("rotor chain: an option of stage " +
+                           llvm::Twine(l) + " has a negative or non-finite "
+                                            "cost");
+      }
+    }
+  }
   double total = 0;
-  for (size_t l = 1; l < n; ++l)
-    total += costF[l] + costB[l];
+  for (size_t l = 1; l < n; ++l) {
+    double most = costB[l];
+    for (unsigned k = 0; k < numOptions(unsigned(l)); ++k)
+      most = std::max(most, option(unsigned(l), k).costB);
+    total += costF[l] + most;
+  }
   if (!std::isfinite(total))
     return makeError("rotor chain: the costs sum to more than the largest "
                      "finite double");
@@ -147,6 +173,8 @@ std::string remat::formatRotorSequence(const RotorSequence &sequence) {
       break;
     }
     text += std::to_string(op.stage);
+    if (op.option)
+      text += "." + std::to_string(op.option);
   }
   return text;
 }
@@ -168,6 +196,8 @@ RotorSimulation remat::simulateRotorSequence(const RotorChain &chain,
   // The stored items of Table 1: a^l, abar^l, delta^l.
   std::vector<char> haveA(L + 1, 0), haveAbar(L + 1, 0), haveDelta(L + 1, 0);
   std::vector<unsigned> computed(L + 1, 0);
+  // The option of the abar^l stored.
+  std::vector<unsigned> storedOption(L + 1, 0);
   haveA[0] = 1;
   haveDelta[L] = 1;
   uint64_t memory = chain.a[0] + chain.delta[L];
@@ -179,6 +209,9 @@ RotorSimulation remat::simulateRotorSequence(const RotorChain &chain,
     if (l < 1 || l > L)
       return fail(i, "stage " + std::to_string(l) + " out of range");
     const std::string name = formatRotorSequence({op});
+    if (op.option >= chain.numOptions(l))
+      return fail(i, name + ": no such option");
+    const RotorChain::Option option = chain.option(l, op.option);
     // abar^{l-1} can stand for a^{l-1} (Table 1's second lines); there is no
     // abar^0.
     bool inputStored = haveA[l - 1] || (l > 1 && haveAbar[l - 1]);
@@ -188,7 +221,7 @@ RotorSimulation remat::simulateRotorSequence(const RotorChain &chain,
         memory -= chain.a[l];
       } else if (haveAbar[l]) {
         haveAbar[l] = 0;
-        memory -= chain.abar[l];
+        memory -= chain.option(l, storedOption[l]).abar;
       } else {
         return fail(i, name + ": neither a^" + std::to_string(l) +
                            " nor abar^" + std::to_string(l) + " is stored");
@@ -207,11 +240,15 @@ RotorSimulation remat::simulateRotorSequence(const RotorChain &chain,
                            " is already stored");
       if (chain.isPinned(l) && computed[l]++)
         return fail(i, name + ": pinned stage computed twice");
-      uint64_t out =
-          op.kind == RotorOp::Kind::FAll ? chain.abar[l] : chain.a[l];
-      sim.peak = std::max(sim.peak, memory + out + chain.overheadF[l]);
+      bool all = op.kind == RotorOp::Kind::FAll;
+      uint64_t out = all ? option.abar : chain.a[l];
+      sim.peak = std::max(sim.peak, memory + out +
+                                        (all ? option.overheadF
+                                             : chain.overheadF[l]));
       memory += out;
-      (op.kind == RotorOp::Kind::FAll ? haveAbar : haveA)[l] = 1;
+      (all ? haveAbar : haveA)[l] = 1;
+      if (all)
+        storedOption[l] = op.option;
       if (op.kind == RotorOp::Kind::FNone) {
         haveA[l - 1] = 0;
         memory -= chain.a[l - 1];
@@ -219,29 +256,31 @@ RotorSimulation remat::simulateRotorSequence(const RotorChain &chain,
       sim.cost += chain.costF[l];
       continue;
     }
-    if (!haveDelta[l] || (chain.readsAbar(l) && !haveAbar[l]) ||
+    if (!haveDelta[l] ||
+        (chain.readsAbar(l) &&
+         (!haveAbar[l] || storedOption[l] != op.option)) ||
         !inputStored)
       return fail(i, name + " needs delta^" + std::to_string(l) + ", abar^" +
-                         std::to_string(l) + " and a^" +
+                         std::to_string(l) + " of its option and a^" +
                          std::to_string(l - 1));
     if (haveDelta[l - 1])
       return fail(i, name + ": delta^" + std::to_string(l - 1) +
                          " is already stored");
     sim.peak = std::max(sim.peak, memory + chain.delta[l - 1] +
-                                      chain.overheadB[l] - chain.relief(l));
+                                      option.overheadB - option.reliefB);
     memory += chain.delta[l - 1];
     haveDelta[l - 1] = 1;
     haveDelta[l] = 0;
     memory -= chain.delta[l];
     if (haveAbar[l]) {
       haveAbar[l] = 0;
-      memory -= chain.abar[l];
+      memory -= chain.option(l, storedOption[l]).abar;
     }
     if (haveA[l - 1]) {
       haveA[l - 1] = 0;
       memory -= chain.a[l - 1];
     }
-    sim.cost += chain.costB[l];
+    sim.cost += option.costB;
   }
   if (!haveDelta[0]) {
     sim.valid = false;
@@ -258,20 +297,20 @@ int RotorTable::toSlots(uint64_t bytes) const {
   if (bytes == 0)
     return 0;
   if (memory == 0)
-    return int(numSlots) + 1;
+    return int(numColumns) + 1;
   // ceil(bytes * S / M) without overflow or rounding error: every size is
-  // rounded *up*, so that a sequence within S slots is within M bytes
-  // (§5.2).
+  // rounded *up*, so that a sequence within m slots is within m M / S bytes
+  // (§5.2). Beyond the last column, one more: never fits.
   unsigned __int128 q =
       ((unsigned __int128)bytes * numSlots + memory - 1) / memory;
-  return q > numSlots ? int(numSlots) + 1 : int(q);
+  return q > numColumns ? int(numColumns) + 1 : int(q);
 }
 
 int RotorTable::toSlotsDown(uint64_t bytes) const {
   if (bytes == 0 || memory == 0)
     return 0;
   unsigned __int128 q = (unsigned __int128)bytes * numSlots / memory;
-  return q > numSlots ? int(numSlots) + 1 : int(q);
+  return q > numColumns ? int(numColumns) + 1 : int(q);
 }
 
 size_t RotorTable::rowIndex(unsigned s, unsigned t) const {
@@ -283,23 +322,26 @@ size_t RotorTable::rowIndex(unsigned s, unsigned t) const {
 float RotorTable::cell(unsigned s, unsigned t, int m) const {
   if (m < 0)
     return kInf;
-  return row(s, t)[std::min<size_t>(size_t(m), numSlots)];
+  return row(s, t)[std::min<size_t>(size_t(m), numColumns)];
 }
 
-int RotorTable::mAll(unsigned s, unsigned t) const {
+int RotorTable::mAll(unsigned s, unsigned t, unsigned k) const {
   // m_all^{s,t}: F_all^s with delta^t stored, then B^s with delta^s, abar^s
   // and delta^{s-1} (a^{s-1} is outside m). The paper prints w_a^s and omits
   // delta^{s-1}; abar^s is what F_all^s stores and delta^{s-1} is what B^s
   // writes, so both belong to the peaks (Table 1).
   // The relief r_b^s (our extension) lowers B^s's peak by the inputs it has
   // freed by then.
-  return std::max(delta[t] + abar[s] + of[s],
-                  delta[s] + abar[s] + delta[s - 1] + ob[s] - rb[s]);
+  // k: the index of the option in the opt* arrays.
+  return std::max(delta[t] + optAbar[k] + optOf[k],
+                  delta[s] + optAbar[k] + delta[s - 1] + optOb[k] - optRb[k]);
 }
 
 int RotorTable::mLeafB(unsigned s) const {
   // B^s alone, with delta^s stored, writing delta^{s-1}.
-  return delta[s] + delta[s - 1] + ob[s] - rb[s];
+  // B^s reads nothing of its stage: it has one option.
+  unsigned k = optionBegin[s];
+  return delta[s] + delta[s - 1] + optOb[k] - optRb[k];
 }
 
 int RotorTable::mNone(unsigned s, unsigned t) const {
@@ -332,11 +374,14 @@ llvm::Expected<RotorTable> RotorTable::build(const RotorChain &chain,
     return makeError("rotor: the chain has no stage");
   if (options.slots == 0 || options.slots > (1u << 20))
     return makeError("rotor: the number of slots must be in [1, 2^20]");
+  if (options.columns > (1u << 21))
+    return makeError("rotor: the number of columns must be at most 2^21");
   RotorTable t;
   const unsigned L = chain.length();
   t.length = L;
   t.numSlots = options.slots;
-  t.width = size_t(options.slots) + 1;
+  t.numColumns = std::max(options.slots, options.columns);
+  t.width = size_t(t.numColumns) + 1;
   t.memory = memoryBytes;
   t.bytesPerSlot = double(memoryBytes) / options.slots;
   t.allowFAllChains = options.allowFAllChains;
@@ -348,13 +393,8 @@ llvm::Expected<RotorTable> RotorTable::build(const RotorChain &chain,
     return out;
   };
   t.a = slotsOf(chain.a);
-  t.abar = slotsOf(chain.abar);
   t.delta = slotsOf(chain.delta);
   t.of = slotsOf(chain.overheadF);
-  t.ob = slotsOf(chain.overheadB);
-  t.rb.assign(L + 1, 0);
-  for (unsigned l = 1; l <= L; ++l)
-    t.rb[l] = t.toSlotsDown(chain.relief(l));
   // The table holds floats. A cell is at most every forward stage run L
   // times plus every backward once; costs whose such bound exceeds 2^100
   // (float overflows near 2^128) are scaled down by a power of two, exactly,
@@ -363,7 +403,10 @@ llvm::Expected<RotorTable> RotorTable::build(const RotorChain &chain,
   double sumF = 0, sumB = 0;
   for (unsigned l = 1; l <= L; ++l) {
     sumF += chain.costF[l];
-    sumB += chain.costB[l];
+    double most = 0;
+    for (unsigned k = 0; k < chain.numOptions(l); ++k)
+      most = std::max(most, chain.option(l, k).costB);
+    sumB += most;
   }
   double bound = std::max(sumF, sumB);
   if (bound > 0) {
@@ -371,15 +414,25 @@ llvm::Expected<RotorTable> RotorTable::build(const RotorChain &chain,
     if (exponent > 100)
       t.costScale = std::ldexp(1.0, 100 - exponent);
   }
-  t.costFB.assign(L + 1, 0);
   t.prefixF.assign(L + 1, 0);
-  t.costB.assign(L + 1, 0);
+  t.optionBegin.assign(L + 2, 0);
   for (unsigned l = 1; l <= L; ++l) {
-    double f = chain.costF[l] * t.costScale, b = chain.costB[l] * t.costScale;
-    t.costB[l] = float(b);
-    t.costFB[l] = float(f + b);
+    double f = chain.costF[l] * t.costScale;
     t.prefixF[l] = t.prefixF[l - 1] + f;
+    t.optionBegin[l] = unsigned(t.optAbar.size());
+    for (unsigned k = 0; k < chain.numOptions(l); ++k) {
+      RotorChain::Option o = chain.option(l, k);
+      double b = o.costB * t.costScale;
+      t.optAbar.push_back(t.toSlots(o.abar));
+      t.optOf.push_back(t.toSlots(o.overheadF));
+      t.optOb.push_back(t.toSlots(o.overheadB));
+      // In slots a relief is rounded down: the need stays an upper bound.
+      t.optRb.push_back(t.toSlotsDown(o.reliefB));
+      t.optCostB.push_back(float(b));
+      t.optCostFB.push_back(float(f + b));
+    }
   }
+  t.optionBegin[L + 1] = unsigned(t.optAbar.size());
   t.readsAbar.assign(L + 1, 1);
   for (unsigned l = 1; l <= L; ++l)
     t.readsAbar[l] = chain.readsAbar(l);
@@ -403,7 +456,9 @@ llvm::Expected<RotorTable> RotorTable::build(const RotorChain &chain,
 }
 
 void RotorTable::fill() {
-  const int S = int(numSlots);
+  // Every column is filled: memories beyond the slots' S are answered from
+  // the same table (RotorDPOptions::columns).
+  const int S = int(numColumns);
   // Algorithm 1 with the loops reordered: the paper's s-outer loop reads
   // C[s', t] (s' > s) before computing it. Every cell (s, t) reads only
   // shorter segments, (s', t) with s' > s and (s, t') with t' < t, so t
@@ -415,24 +470,36 @@ void RotorTable::fill() {
       const unsigned d = t - s;
       float *out = row(s, t);
       if (d == 0) {
-        // Eq. (1): F_all^s then B^s; only B^s when it reads nothing of
-        // stage s (our extension).
-        int need = readsAbar[s] ? mAll(s, s) : mLeafB(s);
-        float c = readsAbar[s] ? costFB[s] : costB[s];
-        for (int m = std::max(need, 0); m <= S; ++m)
-          out[m] = c;
+        // Eq. (1): F_all^s then B^s, the cheapest option that fits; only
+        // B^s when it reads nothing of stage s (our extension).
+        if (!readsAbar[s]) {
+          float c = optCostB[optionBegin[s]];
+          for (int m = std::max(mLeafB(s), 0); m <= S; ++m)
+            out[m] = c;
+          continue;
+        }
+        for (unsigned k = optionBegin[s]; k < optionBegin[s + 1]; ++k) {
+          float c = optCostFB[k];
+          for (int m = std::max(mAll(s, s, k), 0); m <= S; ++m)
+            out[m] = c < out[m] ? c : out[m];
+        }
         continue;
       }
       // C_2 = C_all (Eq. 2): F_all^s, C_BP(s+1, t, m - w_abar^s), B^s.
       // Revolve forbids it except for pinned stages, which can only be
       // computed this way.
+      // With options (the blocks solver), the cheapest option at each m.
       if (allowFAllChains || firstPinned[s] == s) {
-        int w = abar[s];
-        int need = std::max(mAll(s, t), w);
         const float *in = row(s + 1, t);
-        const float c = costFB[s];
-        for (int m = need; m <= S; ++m)
-          out[m] = c + in[m - w];
+        for (unsigned k = optionBegin[s]; k < optionBegin[s + 1]; ++k) {
+          int w = optAbar[k];
+          int need = std::max(mAll(s, t, k), w);
+          const float c = optCostFB[k];
+          for (int m = need; m <= S; ++m) {
+            float v = c + in[m - w];
+            out[m] = v < out[m] ? v : out[m];
+          }
+        }
       }
       // C_1 = min over s' of C_ck(s, s', t): F_ck^s, F_none^{s+1..s'-1},
       // C_BP(s', t, m - w_a^{s'-1}), C_BP(s, s'-1, m).
@@ -455,26 +522,27 @@ void RotorTable::fill() {
 
 size_t RotorTable::tableBytes() const {
   return table.size() * sizeof(float) + forwardPeak.size() * sizeof(int) +
-         (a.size() * 5) * sizeof(int) + costFB.size() * sizeof(float) +
+         (a.size() * 3 + optAbar.size() * 4) * sizeof(int) +
+         optCostFB.size() * 2 * sizeof(float) +
          prefixF.size() * sizeof(double) + firstPinned.size() * sizeof(unsigned);
 }
 
 double RotorTable::cost(unsigned m) const {
   // Algorithm 1, line 12: C_BP(1, L, M - w_a^0).
-  float c = cell(1, length, int(std::min(m, numSlots)) - a[0]);
+  float c = cell(1, length, int(std::min(m, numColumns)) - a[0]);
   return std::isinf(c) ? std::numeric_limits<double>::infinity()
                        : double(c) / costScale;
 }
 
 std::optional<unsigned> RotorTable::leastFeasibleSlots() const {
-  for (unsigned m = 0; m <= numSlots; ++m)
+  for (unsigned m = 0; m <= numColumns; ++m)
     if (!std::isinf(cost(m)))
       return m;
   return std::nullopt;
 }
 
 unsigned RotorTable::leastSlotsForCost(unsigned m) const {
-  m = std::min(m, numSlots);
+  m = std::min(m, numColumns);
   double target = cost(m);
   for (unsigned k = 0; k < m; ++k)
     if (cost(k) == target)
@@ -492,20 +560,31 @@ llvm::Error RotorTable::rebuild(unsigned s, unsigned t, int m,
     return makeError("rotor: infeasible at stages [" + llvm::Twine(s) + ", " +
                      llvm::Twine(t) + "] with " + llvm::Twine(m) + " slots");
   if (s == t) {
-    if (readsAbar[s])
-      out.push_back(RotorOp::fAll(s));
-    out.push_back(RotorOp::b(s));
-    return llvm::Error::success();
+    if (!readsAbar[s]) {
+      out.push_back(RotorOp::b(s));
+      return llvm::Error::success();
+    }
+    for (unsigned k = optionBegin[s]; k < optionBegin[s + 1]; ++k)
+      if (m >= mAll(s, s, k) && optCostFB[k] == value) {
+        out.push_back(RotorOp::fAll(s, k - optionBegin[s]));
+        out.push_back(RotorOp::b(s, k - optionBegin[s]));
+        return llvm::Error::success();
+      }
+    return makeError("rotor: reconstruction found no option matching the "
+                     "table (internal error)");
   }
-  if ((allowFAllChains || firstPinned[s] == s) &&
-      m >= std::max(mAll(s, t), abar[s]) &&
-      costFB[s] + cell(s + 1, t, m - abar[s]) == value) {
-    out.push_back(RotorOp::fAll(s));
-    if (auto err = rebuild(s + 1, t, m - abar[s], out))
-      return err;
-    out.push_back(RotorOp::b(s));
-    return llvm::Error::success();
-  }
+  if (allowFAllChains || firstPinned[s] == s)
+    for (unsigned k = optionBegin[s]; k < optionBegin[s + 1]; ++k) {
+      int w = optAbar[k];
+      if (m < std::max(mAll(s, t, k), w) ||
+          optCostFB[k] + cell(s + 1, t, m - w) != value)
+        continue;
+      out.push_back(RotorOp::fAll(s, k - optionBegin[s]));
+      if (auto err = rebuild(s + 1, t, m - w, out))
+        return err;
+      out.push_back(RotorOp::b(s, k - optionBegin[s]));
+      return llvm::Error::success();
+    }
   if (m >= mNone(s, t)) {
     for (unsigned sp = s + 1, limit = ckLimit(s, t); sp <= limit; ++sp) {
       const int w = a[sp - 1];
@@ -529,12 +608,93 @@ llvm::Error RotorTable::rebuild(unsigned s, unsigned t, int m,
 }
 
 llvm::Expected<RotorSequence> RotorTable::sequence(unsigned m) const {
-  m = std::min(m, numSlots);
+  m = std::min(m, numColumns);
   RotorSequence out;
   out.reserve(4 * size_t(length));
   if (auto err = rebuild(1, length, int(m) - a[0], out))
     return std::move(err);
   return out;
+}
+
+std::optional<uint64_t> remat::rotorLeastMemory(const RotorChain &chain,
+                                                bool allowFAllChains) {
+  // The recurrence of RotorTable::fill for feasibility alone, in bytes: the
+  // least m with a finite C_BP(s, t, m) is M(s, t) = min over the choices of
+  // the largest need on their path (Eqs. 1-2 with the same extensions:
+  // pinned stages, B^l reading nothing of its stage, reliefs). O(L^3), no
+  // slots, so no rounding.
+  const unsigned L = chain.length();
+  if (L == 0 || chain.check())
+    return std::nullopt;
+  using I = int64_t;
+  const I kNever = std::numeric_limits<I>::max() / 4;
+  auto at = [](const std::vector<uint64_t> &v, unsigned l) {
+    return l < v.size() ? I(v[l]) : I(0);
+  };
+  std::vector<unsigned> firstPinned(L + 2, L + 1);
+  for (unsigned l = L; l >= 1; --l)
+    firstPinned[l] = chain.isPinned(l) ? l : firstPinned[l + 1];
+  auto mAll = [&](unsigned s, unsigned t, const RotorChain::Option &o) {
+    return std::max(at(chain.delta, t) + I(o.abar) + I(o.overheadF),
+                    at(chain.delta, s) + I(o.abar) + at(chain.delta, s - 1) +
+                        I(o.overheadB) - I(o.reliefB));
+  };
+  auto ckLimit = [&](unsigned s, unsigned t) {
+    unsigned p = firstPinned[s];
+    if (p > L)
+      return t;
+    return std::min(t, chain.readsAbar(p) ? p : p + 1);
+  };
+  // M(s, t), triangular like the table.
+  auto index = [&](unsigned s, unsigned t) {
+    return size_t(s - 1) * (L + 1) - size_t(s - 1) * s / 2 + (t - s);
+  };
+  std::vector<I> least(size_t(L) * (L + 1) / 2, kNever);
+  for (unsigned t = 1; t <= L; ++t) {
+    // max_{s<j<t} (a^{j-1} + a^j + o_f^j), for s descending.
+    I forwardPeak = 0;
+    for (unsigned s = t; s >= 1; --s) {
+      if (s == t) {
+        I need = kNever;
+        if (chain.readsAbar(s)) {
+          for (unsigned k = 0; k < chain.numOptions(s); ++k)
+            need = std::min(need, mAll(s, s, chain.option(s, k)));
+        } else {
+          RotorChain::Option o = chain.option(s, 0);
+          need = at(chain.delta, s) + at(chain.delta, s - 1) +
+                 I(o.overheadB) - I(o.reliefB);
+        }
+        least[index(s, s)] = std::max<I>(need, 0);
+        continue;
+      }
+      if (s + 1 < t)
+        forwardPeak =
+            std::max(forwardPeak, at(chain.a, s) + at(chain.a, s + 1) +
+                                      at(chain.overheadF, s + 1));
+      I best = kNever;
+      I rest = least[index(s + 1, t)];
+      if ((allowFAllChains || firstPinned[s] == s) && rest < kNever)
+        for (unsigned k = 0; k < chain.numOptions(s); ++k) {
+          RotorChain::Option o = chain.option(s, k);
+          I w = I(o.abar);
+          best = std::min(best, std::max({mAll(s, t, o), w, w + rest}));
+        }
+      I none = at(chain.delta, t) +
+               std::max(at(chain.a, s) + at(chain.overheadF, s), forwardPeak);
+      for (unsigned sp = s + 1, limit = ckLimit(s, t); sp <= limit; ++sp) {
+        I w = at(chain.a, sp - 1);
+        I right = least[index(sp, t)], left = least[index(s, sp - 1)];
+        if (right >= kNever || left >= kNever)
+          continue;
+        best = std::min(best, std::max({none, w, w + right, left}));
+      }
+      least[index(s, t)] = best;
+    }
+  }
+  I whole = least[index(1, L)];
+  if (whole >= kNever)
+    return std::nullopt;
+  return uint64_t(std::max<I>(whole + at(chain.a, 0), 0));
 }
 
 //===----------------------------------------------------------------------===//
@@ -591,6 +751,71 @@ private:
   std::vector<int> lastUse;
 };
 } // namespace
+
+/// The peak of the backward nodes `nodes` of group l run with their real
+/// inputs (delta^l, `abar` when given, a^{l-1}: each value once, an input
+/// gone after its last reader in the list unless an earlier group reads it,
+/// one nothing reads here or later not there at all): what the relief r_b^l
+/// of buildRotorStageMap compares the model's count with.
+static uint64_t realBackwardPeak(const TrainingGraph &graph,
+                                 const RotorStageMap &map,
+                                 const std::vector<unsigned> &firstReaderGroup,
+                                 unsigned l, const std::vector<NodeId> &nodes,
+                                 const std::vector<ValueId> *abar) {
+  std::vector<int> lastReader(graph.numValues(), -1);
+  std::vector<char> inSet(graph.numValues(), 0);
+  {
+    for (size_t i = 0; i < nodes.size(); ++i)
+      for (ValueId in : graph.node(nodes[i]).inputs)
+        lastReader[in] = int(i);
+    auto neededLater = [&](ValueId v) { return firstReaderGroup[v] < l; };
+    std::vector<ValueId> inputs;
+    auto addSet = [&](const std::vector<ValueId> &set) {
+      for (ValueId v : set)
+        if (!inSet[v] && !map.reserved[v] &&
+            (lastReader[v] >= 0 || neededLater(v))) {
+          inSet[v] = 1;
+          inputs.push_back(v);
+        }
+    };
+    addSet(map.deltaValues[l]);
+    if (abar)
+      addSet(*abar);
+    addSet(map.aValues[l - 1]);
+    uint64_t live = 0;
+    for (ValueId v : inputs)
+      live += graph.value(v).bytes;
+    uint64_t peak = live;
+    std::vector<ValueId> produced;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const Node &node = graph.node(nodes[i]);
+      for (ValueId out : node.outputs)
+        if (!map.reserved[out]) {
+          live += graph.value(out).bytes;
+          produced.push_back(out);
+        }
+      peak = std::max(peak, live + node.workspaceBytes);
+      size_t kept = 0;
+      for (ValueId v : produced) {
+        bool passesOn = firstReaderGroup[v] < l;
+        if (lastReader[v] <= int(i) && !passesOn)
+          live -= graph.value(v).bytes;
+        else
+          produced[kept++] = v;
+      }
+      produced.resize(kept);
+      for (ValueId in : node.inputs)
+        if (inSet[in] && lastReader[in] == int(i) && !neededLater(in))
+          live -= graph.value(in).bytes;
+    }
+    for (ValueId v : inputs)
+      inSet[v] = 0;
+    for (NodeId n : nodes)
+      for (ValueId in : graph.node(n).inputs)
+        lastReader[in] = -1;
+    return peak;
+  }
+}
 
 llvm::Expected<RotorStageMap>
 remat::buildRotorStageMap(const TrainingGraph &graph,
@@ -842,60 +1067,9 @@ remat::buildRotorStageMap(const TrainingGraph &graph,
   for (NodeId b : backward)
     for (ValueId in : graph.node(b).inputs)
       firstReaderGroup[in] = std::min(firstReaderGroup[in], group[b]);
-  std::vector<int> lastReader(numValues, -1);
-  std::vector<char> inSet(numValues, 0);
-  // The peak of B^l run with its real inputs (see r_b^l below).
   auto groupPeak = [&](unsigned l, bool withAbar) {
-    const std::vector<NodeId> &nodes = map.backward[l];
-    for (size_t i = 0; i < nodes.size(); ++i)
-      for (ValueId in : graph.node(nodes[i]).inputs)
-        lastReader[in] = int(i);
-    auto neededLater = [&](ValueId v) { return firstReaderGroup[v] < l; };
-    std::vector<ValueId> inputs;
-    auto addSet = [&](const std::vector<ValueId> &set) {
-      for (ValueId v : set)
-        if (!inSet[v] && !map.reserved[v] &&
-            (lastReader[v] >= 0 || neededLater(v))) {
-          inSet[v] = 1;
-          inputs.push_back(v);
-        }
-    };
-    addSet(map.deltaValues[l]);
-    if (withAbar)
-      addSet(map.abarValues[l]);
-    addSet(map.aValues[l - 1]);
-    uint64_t live = 0;
-    for (ValueId v : inputs)
-      live += graph.value(v).bytes;
-    uint64_t peak = live;
-    std::vector<ValueId> produced;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      const Node &node = graph.node(nodes[i]);
-      for (ValueId out : node.outputs)
-        if (!map.reserved[out]) {
-          live += graph.value(out).bytes;
-          produced.push_back(out);
-        }
-      peak = std::max(peak, live + node.workspaceBytes);
-      size_t kept = 0;
-      for (ValueId v : produced) {
-        bool passesOn = firstReaderGroup[v] < l;
-        if (lastReader[v] <= int(i) && !passesOn)
-          live -= graph.value(v).bytes;
-        else
-          produced[kept++] = v;
-      }
-      produced.resize(kept);
-      for (ValueId in : node.inputs)
-        if (inSet[in] && lastReader[in] == int(i) && !neededLater(in))
-          live -= graph.value(in).bytes;
-    }
-    for (ValueId v : inputs)
-      inSet[v] = 0;
-    for (NodeId n : nodes)
-      for (ValueId in : graph.node(n).inputs)
-        lastReader[in] = -1;
-    return peak;
+    return realBackwardPeak(graph, map, firstReaderGroup, l, map.backward[l],
+                            withAbar ? &map.abarValues[l] : nullptr);
   };
   std::vector<char> mark(numValues, 0);
   auto markAll = [&](const std::vector<ValueId> &values, char on) {
@@ -958,6 +1132,214 @@ remat::buildRotorStageMap(const TrainingGraph &graph,
   return map;
 }
 
+void remat::addBlockOptions(const TrainingGraph &graph, RotorStageMap &map,
+                            unsigned exhaustive, unsigned maxOptions) {
+  RotorChain &chain = map.chain;
+  const unsigned L = chain.length();
+  const size_t numNodes = graph.numNodes(), numValues = graph.numValues();
+  chain.options.assign(L + 1, {});
+  map.optionRecompute.assign(L + 1, {});
+  std::vector<unsigned> stageOf(numNodes, 0), groupOf(numNodes, 0);
+  for (unsigned l = 1; l <= L; ++l) {
+    for (NodeId n : map.forward[l])
+      stageOf[n] = l;
+    for (NodeId n : map.backward[l])
+      groupOf[n] = l;
+  }
+  std::vector<unsigned> firstReaderGroup(numValues, L + 1);
+  for (unsigned l = 1; l <= L; ++l)
+    for (NodeId b : map.backward[l])
+      for (ValueId in : graph.node(b).inputs)
+        firstReaderGroup[in] = std::min(firstReaderGroup[in], l);
+  LocalPeak localPeak(graph, map.reserved);
+  std::vector<char> mark(numValues, 0), inAbar(numValues, 0),
+      inPrev(numValues, 0), dropped(numValues, 0);
+  auto bytesOf = [&](const std::vector<ValueId> &values) {
+    uint64_t sum = 0;
+    for (ValueId v : values)
+      sum += graph.value(v).bytes;
+    return sum;
+  };
+
+  for (unsigned l = 1; l <= L; ++l) {
+    if (!chain.readsAbar(l) || map.forward[l].empty())
+      continue;
+    for (ValueId v : map.abarValues[l])
+      inAbar[v] = 1;
+    for (ValueId v : map.aValues[l - 1])
+      inPrev[v] = 1;
+    // The values stage l stores only for its own group: produced by the
+    // stage, not in a^l, read by nothing but the stage and the group.
+    std::vector<ValueId> internal;
+    for (ValueId v : map.abarValues[l]) {
+      const GraphValue &value = graph.value(v);
+      if (value.isFixed() || map.reserved[v] || value.producer < 0 ||
+          stageOf[value.producer] != l ||
+          llvm::is_contained(map.aValues[l], v))
+        continue;
+      bool local = llvm::all_of(value.users, [&](NodeId u) {
+        return stageOf[u] == l || groupOf[u] == l;
+      });
+      if (local)
+        internal.push_back(v);
+    }
+    // The fewest forward nodes of the stage that give back `dropped` values
+    // from a^{l-1} and what stays stored; nullopt when one would be a node
+    // producing a step output (never run twice).
+    auto closure = [&]() -> std::optional<std::vector<NodeId>> {
+      std::vector<char> inClosure(numNodes, 0);
+      std::vector<ValueId> work;
+      for (ValueId v : internal)
+        if (dropped[v])
+          work.push_back(v);
+      std::vector<NodeId> nodes;
+      while (!work.empty()) {
+        ValueId v = work.back();
+        work.pop_back();
+        NodeId p = graph.value(v).producer;
+        if (inClosure[p])
+          continue;
+        if (llvm::any_of(graph.node(p).outputs,
+                         [&](ValueId o) { return map.reserved[o] != 0; }))
+          return std::nullopt;
+        inClosure[p] = 1;
+        nodes.push_back(p);
+        for (ValueId u : graph.node(p).inputs) {
+          const GraphValue &in = graph.value(u);
+          if (in.isFixed() || inPrev[u] || (inAbar[u] && !dropped[u]))
+            continue;
+          if (in.producer < 0 || stageOf[in.producer] != l)
+            return std::nullopt; // not available during B^l
+          work.push_back(u);
+        }
+      }
+      std::sort(nodes.begin(), nodes.end());
+      return nodes;
+    };
+    struct Candidate {
+      RotorChain::Option option;
+      std::vector<NodeId> recompute;
+    };
+    std::vector<Candidate> candidates;
+    auto evaluate = [&](const std::vector<ValueId> &drop) {
+      for (ValueId v : drop)
+        dropped[v] = 1;
+      std::optional<std::vector<NodeId>> recompute = closure();
+      if (recompute) {
+        Candidate c;
+        c.recompute = std::move(*recompute);
+        std::vector<ValueId> stored;
+        for (ValueId v : map.abarValues[l])
+          if (!dropped[v])
+            stored.push_back(v);
+        c.option.abar = bytesOf(stored);
+        c.option.costB = chain.costB[l];
+        for (NodeId n : c.recompute)
+          c.option.costB += graph.node(n).cost;
+        // F_all^l keeping only `stored`: its peak over what it stores.
+        for (ValueId v : stored)
+          mark[v] = 1;
+        uint64_t peakF = localPeak(map.forward[l],
+                                   [&](ValueId v) { return mark[v] != 0; });
+        for (ValueId v : stored)
+          mark[v] = 0;
+        c.option.overheadF =
+            peakF > c.option.abar ? peakF - c.option.abar : 0;
+        // B^l: the recomputation, then the group, as buildRotorStageMap
+        // measures o_b and r_b.
+        std::vector<NodeId> list = c.recompute;
+        list.insert(list.end(), map.backward[l].begin(), map.backward[l].end());
+        for (ValueId v : map.deltaValues[l - 1])
+          mark[v] = 1;
+        uint64_t peakB =
+            localPeak(list, [&](ValueId v) { return mark[v] != 0; });
+        for (ValueId v : map.deltaValues[l - 1])
+          mark[v] = 0;
+        c.option.overheadB =
+            peakB > chain.delta[l - 1] ? peakB - chain.delta[l - 1] : 0;
+        uint64_t counted = chain.delta[l] + c.option.abar + chain.a[l - 1] +
+                           chain.delta[l - 1] + c.option.overheadB;
+        uint64_t real = realBackwardPeak(graph, map, firstReaderGroup, l,
+                                         list, &stored);
+        c.option.reliefB = counted > real ? counted - real : 0;
+        candidates.push_back(std::move(c));
+      }
+      for (ValueId v : drop)
+        dropped[v] = 0;
+    };
+    // Keeping everything is always an option (the stage's own figures, but
+    // F_all's overhead alone).
+    evaluate({});
+    if (internal.size() <= exhaustive) {
+      for (unsigned mask = 1; mask < (1u << internal.size()); ++mask) {
+        std::vector<ValueId> drop;
+        for (size_t i = 0; i < internal.size(); ++i)
+          if ((mask >> i) & 1)
+            drop.push_back(internal[i]);
+        evaluate(drop);
+      }
+    } else {
+      // Nested subsets: the cheapest to recompute per byte go first.
+      std::vector<ValueId> order = internal;
+      std::stable_sort(order.begin(), order.end(), [&](ValueId x, ValueId y) {
+        double cx = graph.node(graph.value(x).producer).cost,
+               cy = graph.node(graph.value(y).producer).cost;
+        return cx * double(std::max<uint64_t>(graph.value(y).bytes, 1)) <
+               cy * double(std::max<uint64_t>(graph.value(x).bytes, 1));
+      });
+      std::vector<ValueId> drop;
+      unsigned steps = std::min<unsigned>(unsigned(order.size()), 4 * maxOptions);
+      for (unsigned i = 1; i <= steps; ++i) {
+        size_t upTo = order.size() * i / steps;
+        drop.assign(order.begin(), order.begin() + upTo);
+        evaluate(drop);
+      }
+    }
+    for (ValueId v : map.abarValues[l])
+      inAbar[v] = 0;
+    for (ValueId v : map.aValues[l - 1])
+      inPrev[v] = 0;
+    if (candidates.size() <= 1)
+      continue;
+    // Options another beats or equals in every figure go; the first (keep
+    // everything) stays, so that option 0 is the stage's plain F_all / B.
+    auto dominates = [](const RotorChain::Option &x,
+                        const RotorChain::Option &y) {
+      return x.abar <= y.abar && x.costB <= y.costB &&
+             x.overheadF <= y.overheadF &&
+             x.overheadB - std::min(x.overheadB, x.reliefB) <=
+                 y.overheadB - std::min(y.overheadB, y.reliefB);
+    };
+    std::vector<Candidate> kept;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      bool beaten = false;
+      for (size_t j = 0; j < candidates.size() && !beaten && i > 0; ++j)
+        beaten = j != i && dominates(candidates[j].option, candidates[i].option) &&
+                 (j < i || !dominates(candidates[i].option,
+                                      candidates[j].option));
+      if (!beaten)
+        kept.push_back(std::move(candidates[i]));
+    }
+    // At most maxOptions, spread over the stored bytes.
+    if (kept.size() > maxOptions) {
+      std::sort(kept.begin() + 1, kept.end(), [](auto &x, auto &y) {
+        return x.option.abar > y.option.abar;
+      });
+      std::vector<Candidate> spread;
+      spread.push_back(std::move(kept[0]));
+      size_t rest = kept.size() - 1;
+      for (unsigned k = 1; k < maxOptions; ++k)
+        spread.push_back(std::move(kept[1 + (rest - 1) * (k - 1) /
+                                                std::max(1u, maxOptions - 2)]));
+      kept = std::move(spread);
+    }
+    for (Candidate &c : kept) {
+      chain.options[l].push_back(c.option);
+      map.optionRecompute[l].push_back(std::move(c.recompute));
+    }
+  }
+}
+
 llvm::Expected<Schedule>
 remat::scheduleFromRotorSequence(const TrainingGraph &graph,
                                  const RotorStageMap &map,
@@ -972,6 +1354,7 @@ remat::scheduleFromRotorSequence(const TrainingGraph &graph,
   // holds only buffers that a later operation reads (or none later: then it
   // is freed sooner), so the plan's memory never exceeds the model's.
   std::vector<char> haveA(L + 1, 0), haveAbar(L + 1, 0), haveDelta(L + 1, 0);
+  std::vector<unsigned> storedOption(L + 1, 0);
   haveA[0] = 1;
   haveDelta[L] = 1;
   std::vector<NodeId> order;
@@ -984,6 +1367,8 @@ remat::scheduleFromRotorSequence(const TrainingGraph &graph,
     };
     if (l < 1 || l > L)
       return bad("stage out of range");
+    if (op.option >= map.chain.numOptions(l))
+      return bad("no such option");
     bool inputStored = haveA[l - 1] || (l > 1 && haveAbar[l - 1]);
     switch (op.kind) {
     case RotorOp::Kind::Drop:
@@ -1003,13 +1388,24 @@ remat::scheduleFromRotorSequence(const TrainingGraph &graph,
         return bad("its output is already stored");
       order.insert(order.end(), map.forward[l].begin(), map.forward[l].end());
       (op.kind == RotorOp::Kind::FAll ? haveAbar : haveA)[l] = 1;
+      if (op.kind == RotorOp::Kind::FAll)
+        storedOption[l] = op.option;
       if (op.kind == RotorOp::Kind::FNone)
         haveA[l - 1] = 0;
       continue;
     case RotorOp::Kind::B:
-      if (!haveDelta[l] || (map.chain.readsAbar(l) && !haveAbar[l]) ||
+      if (!haveDelta[l] ||
+          (map.chain.readsAbar(l) &&
+           (!haveAbar[l] || storedOption[l] != op.option)) ||
           !inputStored || haveDelta[l - 1])
         return bad("its inputs are not stored");
+      // An option's recomputation first, from a^{l-1} and what F_all^l
+      // stored: insertEarlyFrees then frees the values F_all^l did not keep
+      // after their last forward use.
+      if (l < map.optionRecompute.size() &&
+          op.option < map.optionRecompute[l].size())
+        order.insert(order.end(), map.optionRecompute[l][op.option].begin(),
+                     map.optionRecompute[l][op.option].end());
       order.insert(order.end(), map.backward[l].begin(),
                    map.backward[l].end());
       haveDelta[l - 1] = 1;
@@ -1133,11 +1529,27 @@ bool timeLeft(const Deadline &deadline) {
   return !deadline || std::chrono::steady_clock::now() < *deadline;
 }
 
+/// Table cells (one m of one (s, s') pair) filled per second, measured on a
+/// shared 2-core VM (densenet201: 4.5e9 cells in 2.2 s of CPU) and halved:
+/// the time a table takes is predicted from it.
+constexpr double kTableCellsPerSecond = 1e9;
+/// How many memories above the budget one table answers: its columns reach
+/// this many times the budget's slots. The model over-counts (a buffer held
+/// by several stored items, sizes rounded up), so the optimum for more
+/// memory than the budget often still fits it in the simulator.
+constexpr double kColumnHeadroom = 1.5;
+/// The most plans judged above the budget (each a reconstruction and a
+/// simulation, no table fill).
+constexpr int kProbesAboveBudget = 10;
+
 llvm::Expected<Attempt> solveMapped(const TrainingGraph &graph,
                                     const RotorStageMap &map,
-                                    std::optional<uint64_t> budget,
-                                    const RotorDPOptions &dp,
-                                    const Deadline &deadline) {
+                                    const SolverOptions &options,
+                                    const RotorDPOptions &dpIn,
+                                    const Deadline &deadline,
+                                    std::optional<uint64_t> leastMemory,
+                                    bool leastMemoryOnly) {
+  const std::optional<uint64_t> budget = options.budget;
   const RotorChain &chain = map.chain;
   const uint64_t upper = allItemsBound(chain);
   std::optional<Attempt> best;
@@ -1146,11 +1558,18 @@ llvm::Expected<Attempt> solveMapped(const TrainingGraph &graph,
     attempt.fits = budget && attempt.report.peakBytes <= *budget;
     attempt.info.feasible = attempt.fits;
     attempt.info.retries = retries;
+    // Every plan simulated is a candidate for whoever listens (`auto`
+    // keeps the best for its own budget), whatever memory it was for.
+    if (options.observer)
+      options.observer(attempt.schedule, attempt.report);
     if (!best || betterPlan(attempt.report, best->report, budget))
       best = std::move(attempt);
   };
-  auto build = [&](uint64_t memory) {
+  auto build = [&](uint64_t memory, unsigned columns, unsigned slots) {
     ++tables;
+    RotorDPOptions dp = dpIn;
+    dp.columns = columns;
+    dp.slots = slots;
     [[maybe_unused]] auto begin = std::chrono::steady_clock::now();
     llvm::Expected<RotorTable> table = RotorTable::build(chain, memory, dp);
     FAMILY_DEBUG(dp, {
@@ -1158,7 +1577,7 @@ llvm::Expected<Attempt> solveMapped(const TrainingGraph &graph,
                    << ": L=" << chain.length() << " memory=" << memory
                    << " bytes, S=" << dp.slots << " slots of "
                    << llvm::format("%.1f", double(memory) / dp.slots)
-                   << " bytes";
+                   << " bytes, " << std::max(dp.slots, columns) << " columns";
       if (table) {
         std::optional<unsigned> least = table->leastFeasibleSlots();
         llvm::dbgs() << ", " << table->tableBytes() << " table bytes, "
@@ -1179,182 +1598,185 @@ llvm::Expected<Attempt> solveMapped(const TrainingGraph &graph,
     });
     return table;
   };
-  // The optimum of the table for `memory` bytes, in the least memory that
-  // still gives it; std::nullopt when the table finds nothing.
-  auto planAt = [&](uint64_t memory) -> llvm::Expected<std::optional<Attempt>> {
-    llvm::Expected<RotorTable> table = build(memory);
-    if (!table)
-      return table.takeError();
-    if (std::isinf(table->cost()))
+  // The optimum of column m, in the least memory that still gives it.
+  auto planAt = [&](const RotorTable &table,
+                    unsigned m) -> llvm::Expected<std::optional<Attempt>> {
+    if (std::isinf(table.cost(m)))
       return std::nullopt;
     llvm::Expected<Attempt> attempt =
-        tryAt(graph, map, *table, table->leastSlotsForCost(table->slots()), dp);
+        tryAt(graph, map, table, table.leastSlotsForCost(m), dpIn);
     if (!attempt)
       return attempt.takeError();
     attempt->fits = budget && attempt->report.peakBytes <= *budget;
     return std::optional<Attempt>(std::move(*attempt));
   };
 
-  if (budget && *budget >= map.reservedBytes) {
-    // 1. The table's memory is what the chain's items may use: the budget
-    //    minus the reserved step outputs. The model bounds the simulated
-    //    peak from above, so this plan fits; should it not, the table gets
-    //    less memory (counted in `retries`, expected to stay 0).
-    uint64_t memory = *budget - map.reservedBytes;
-    bool feasible = false;
+  if (!leastMemoryOnly && budget && *budget > map.reservedBytes) {
+    // One table for every memory tried: S slots of (budget - reserved) / S
+    // bytes, and columns up to kColumnHeadroom times that.
+    const uint64_t room = *budget - map.reservedBytes;
+    const unsigned S = dpIn.slots;
+    double slot = double(room) / S;
+    unsigned columns = unsigned(std::min<double>(
+        std::ceil(kColumnHeadroom * S), std::ceil(double(upper) / slot) + 1));
+    columns = std::max(columns, S);
+    llvm::Expected<RotorTable> table = build(room, columns, S);
+    if (!table)
+      return table.takeError();
+    // 1. The budget's column. The model bounds the simulated peak from
+    //    above, so this plan fits; should it not, a lower column of the
+    //    same table is tried (counted in `retries`, expected to stay 0).
+    unsigned m = S;
+    std::optional<unsigned> fitting;
     for (int round = 0; round < 6; ++round) {
-      auto attempt = planAt(memory);
+      auto attempt = planAt(*table, m);
       if (!attempt)
         return attempt.takeError();
       if (!*attempt)
         break;
-      feasible = true;
       uint64_t peak = (*attempt)->report.peakBytes;
       bool fits = (*attempt)->fits;
-      FAMILY_DEBUG(dp, llvm::dbgs()
-                           << familyName(dp) << ": plan at memory " << memory
-                           << ": model cost "
-                           << llvm::format("%g", (*attempt)->info.modelCost)
-                           << " at " << (*attempt)->info.usedSlots
-                           << " slots, simulated peak " << peak << " cost "
-                           << llvm::format("%g", (*attempt)->report.totalCost)
-                           << (fits ? " (fits)" : " (over the budget)")
-                           << "\n");
+      FAMILY_DEBUG(dpIn, llvm::dbgs()
+                             << familyName(dpIn) << ": plan at column " << m
+                             << ": model cost "
+                             << llvm::format("%g", (*attempt)->info.modelCost)
+                             << ", simulated peak " << peak << " cost "
+                             << llvm::format("%g", (*attempt)->report.totalCost)
+                             << (fits ? " (fits)" : " (over the budget)")
+                             << "\n");
       consider(std::move(**attempt));
-      if (fits)
+      if (fits) {
+        fitting = m;
         break;
-      uint64_t excess = peak - *budget;
-      FAMILY_DEBUG(dp, llvm::dbgs()
-                           << familyName(dp) << ": the model under-counted by "
-                           << excess << " bytes: retry with less memory\n");
-      if (excess >= memory)
+      }
+      unsigned excess = unsigned(std::ceil(double(peak - *budget) / slot));
+      if (excess >= m)
         break;
-      memory -= excess;
+      m -= excess;
       ++retries;
     }
-    // 2. The model over-counts (a buffer held by several stored items,
-    //    sizes rounded up to slots), so a table given more memory can find a
-    //    cheaper plan whose simulated peak still fits. While the best plan
-    //    leaves more than 2% of the budget unused, scale the table's memory
-    //    by how much the model over-counted, and bisect once a plan does not
-    //    fit; every plan is judged by the simulator. Two more tables at
-    //    most: a table is O(L^3 S) and the gain is usually a few percent.
-    uint64_t room = *budget - map.reservedBytes;
-    uint64_t lo = feasible ? memory : 0, hi = 0; // hi: least memory that failed
-    for (int round = 0; round < 2 && timeLeft(deadline); ++round) {
-      uint64_t used = best && best->fits
-                          ? best->report.peakBytes - map.reservedBytes
-                          : 0;
-      uint64_t next;
-      if (hi == 0) {
-        if (!best || !best->fits || used >= room - room / 50)
+    // 2. Columns above the budget's: the largest whose plan still fits is
+    //    searched by bisection (plans are not monotone in the memory, so
+    //    every probe is judged and kept if better), all in this table. When
+    //    even its last column's plan fits with room to spare (the model
+    //    over-counted by more than the headroom), one more table, its
+    //    memory scaled by how much the model over-counted.
+    bool topFits = false;
+    for (int extra = 0; fitting && extra < 2; ++extra) {
+      if (extra == 1) {
+        if (!timeLeft(deadline) || !topFits || !best || !best->fits)
           break;
-        // The model's memory per simulated byte, applied to the room left.
-        double ratio = double(lo) / std::max<uint64_t>(used, 1);
-        next = uint64_t(std::min<double>(double(upper), room * ratio));
-      } else {
-        next = lo + (hi - lo) / 2;
+        uint64_t used = best->report.peakBytes - map.reservedBytes;
+        if (used >= room - room / 50)
+          break;
+        double memory = double(table->columns()) * slot;
+        double scaled = std::min<double>(double(upper),
+                                         memory * double(room) / double(used));
+        if (scaled <= memory * 1.02)
+          break;
+        slot = scaled / (kColumnHeadroom * S);
+        llvm::Expected<RotorTable> next =
+            build(uint64_t(slot * S), unsigned(std::ceil(kColumnHeadroom * S)),
+                  S);
+        if (!next)
+          return next.takeError();
+        *table = std::move(*next);
+        fitting = 0;
       }
-      if (next <= lo || (hi && next >= hi) || (hi && hi - lo <= hi / 64))
-        break;
-      FAMILY_DEBUG(dp, llvm::dbgs()
-                           << familyName(dp) << ": the plan uses " << used
-                           << " of " << room
-                           << " bytes: try the table with memory " << next
-                           << (hi ? " (bisection)" : " (scaled)") << "\n");
-      auto attempt = planAt(next);
-      if (!attempt)
-        return attempt.takeError();
-      FAMILY_DEBUG(dp, {
-        llvm::dbgs() << familyName(dp) << ": memory " << next << ": ";
-        if (*attempt)
-          llvm::dbgs() << "simulated peak " << (*attempt)->report.peakBytes
-                       << " cost "
-                       << llvm::format("%g", (*attempt)->report.totalCost)
-                       << ((*attempt)->fits ? " (fits)" : " (over the budget)");
-        else
-          llvm::dbgs() << "no sequence";
-        llvm::dbgs() << "\n";
-      });
-      if (*attempt && (*attempt)->fits) {
-        consider(std::move(**attempt));
-        lo = next;
-        if (next >= upper)
-          break; // Every item fits: nothing cheaper exists.
-      } else {
+      unsigned lo = *fitting, hi = table->columns() + 1;
+      for (int probe = 0; probe < kProbesAboveBudget && timeLeft(deadline);
+           ++probe) {
+        unsigned next = hi > table->columns() ? table->columns()
+                                              : lo + (hi - lo) / 2;
+        if (next <= lo || next >= hi)
+          break;
+        auto attempt = planAt(*table, next);
+        if (!attempt)
+          return attempt.takeError();
+        bool fits = *attempt && (*attempt)->fits;
+        FAMILY_DEBUG(dpIn, {
+          llvm::dbgs() << familyName(dpIn) << ": column " << next << ": ";
+          if (*attempt)
+            llvm::dbgs() << "simulated peak " << (*attempt)->report.peakBytes
+                         << " cost "
+                         << llvm::format("%g", (*attempt)->report.totalCost)
+                         << (fits ? " (fits)" : " (over the budget)");
+          else
+            llvm::dbgs() << "no sequence";
+          llvm::dbgs() << "\n";
+        });
         if (*attempt)
           consider(std::move(**attempt));
-        hi = next;
+        if (next == table->columns())
+          topFits = fits;
+        (fits ? lo : hi) = next;
       }
     }
-    if (best && best->fits) {
+    // Fitting or not: the caller searches the least memory of one chain
+    // only when no chain's plan fits.
+    if (best) {
       best->info.tables = tables;
       return std::move(*best);
     }
   }
 
-  FAMILY_DEBUG(dp, llvm::dbgs()
-                       << familyName(dp) << ": "
-                       << (budget ? "no plan within the budget" : "no budget")
-                       << ": search the least-memory plan\n");
-  // No budget, or none fits: the least memory. Start from a limit every
-  // chain fits in, judge several columns of the table by the simulator (the
-  // model's least memory need not be the graph's), and re-discretise around
-  // the least feasible memory, which shrinks the slot.
+  FAMILY_DEBUG(dpIn, llvm::dbgs()
+                         << familyName(dpIn) << ": "
+                         << (budget ? "no plan within the budget"
+                                    : "no budget")
+                         << ": search the least-memory plan\n");
+  // No budget, or none fits: the least memory. The chain's least memory is
+  // known exactly (rotorLeastMemory); one table of 1.5 times that memory in
+  // S / 2 slots when S >= 400 (0.6% of it each: rounding costs at most that
+  // per stored item, and half the slots is half the fill) holds it, and every
+  // breakpoint of its cost curve is judged by the simulator (the model's
+  // least memory need not be the graph's: it over-counts buffers held by
+  // several items).
+  uint64_t least = leastMemory ? *leastMemory
+                               : rotorLeastMemory(chain, dpIn.allowFAllChains)
+                                     .value_or(upper);
   std::optional<RotorTable> table;
-  uint64_t limit = upper;
+  uint64_t limit = std::max<uint64_t>(least + least / 2, 1);
+  const unsigned slots = dpIn.slots >= 400 ? dpIn.slots / 2 : dpIn.slots;
   for (int round = 0; round < 8 && !table; ++round, limit *= 2) {
-    llvm::Expected<RotorTable> built = build(limit);
+    llvm::Expected<RotorTable> built = build(limit, 0, slots);
     if (!built)
       return built.takeError();
     if (built->leastFeasibleSlots())
       table = std::move(*built);
+    if (limit >= upper && !table)
+      break;
   }
   if (!table)
     // Every stored item takes at least one slot, so a sequence can need
     // more slots than S whatever the memory (a^{l-1}, abar^l and delta^l
     // together during B^l): only S too small gets here.
     return makeError("rotor: no sequence is feasible with " +
-                     llvm::Twine(dp.slots) +
+                     llvm::Twine(dpIn.slots) +
                      " memory slots (each stored item takes at least one "
                      "slot); use more slots");
-  for (int round = 0; round < 4; ++round) {
-    unsigned least = *table->leastFeasibleSlots();
-    [[maybe_unused]] unsigned judged = 0;
-    // Every distinct optimum of the table at the least memory that gives it
-    // (the breakpoints of the cost curve), judged by the simulator.
-    for (unsigned m = least; m <= table->slots(); ++m) {
-      if (m > least && !(table->cost(m) < table->cost(m - 1)))
-        continue;
-      llvm::Expected<Attempt> attempt = tryAt(graph, map, *table, m, dp);
-      if (!attempt)
-        return attempt.takeError();
-      ++judged;
-      consider(std::move(*attempt));
-      if (!timeLeft(deadline))
-        break;
-    }
-    FAMILY_DEBUG(dp, llvm::dbgs()
-                         << familyName(dp) << ": least memory, round " << round
-                         << ": least feasible " << least << " of "
-                         << table->slots() << " slots ("
-                         << uint64_t(std::ceil(least * table->slotBytes()))
-                         << " bytes), " << judged
-                         << " breakpoints of the cost curve simulated; best "
-                            "peak so far "
-                         << best->report.peakBytes << "\n");
+  unsigned leastSlots = *table->leastFeasibleSlots();
+  [[maybe_unused]] unsigned judged = 0;
+  // Every distinct optimum of the table at the least memory that gives it
+  // (the breakpoints of the cost curve), judged by the simulator.
+  for (unsigned m = leastSlots; m <= table->slots(); ++m) {
+    if (m > leastSlots && !(table->cost(m) < table->cost(m - 1)))
+      continue;
+    llvm::Expected<Attempt> attempt = tryAt(graph, map, *table, m, dpIn);
+    if (!attempt)
+      return attempt.takeError();
+    ++judged;
+    consider(std::move(*attempt));
     if (!timeLeft(deadline))
       break;
-    uint64_t bytes = uint64_t(std::ceil(least * table->slotBytes()));
-    if (bytes == 0 || bytes >= table->memoryBytes())
-      break;
-    llvm::Expected<RotorTable> finer = build(bytes);
-    if (!finer)
-      return finer.takeError();
-    if (!finer->leastFeasibleSlots())
-      break;
-    table = std::move(*finer);
   }
+  FAMILY_DEBUG(dpIn, llvm::dbgs()
+                         << familyName(dpIn) << ": least memory: model least "
+                         << least << " bytes, least feasible " << leastSlots
+                         << " of " << table->slots() << " slots, " << judged
+                         << " breakpoints of the cost curve simulated; best "
+                            "peak "
+                         << best->report.peakBytes << "\n");
   best->info.tables = tables;
   return std::move(*best);
 }
@@ -1377,12 +1799,23 @@ llvm::Expected<Schedule> remat::solveRotorFamily(
   // connections the way rotor's own experiments cut ResNets into blocks.
   std::vector<std::pair<std::string, std::vector<std::vector<NodeId>>>>
       stagings;
+  // A table fill is not interruptible: under a time limit the stages are
+  // coarsened so that the first table's predicted fill takes at most half
+  // of it (issue 24: a solve returns within 110% of its limit).
+  unsigned maxStages = rotorOptions.maxStages;
+  if (options.timeLimitSeconds > 0) {
+    double columns = kColumnHeadroom * dp.slots;
+    double affordable = std::cbrt(0.5 * options.timeLimitSeconds *
+                                  kTableCellsPerSecond * 6 / columns);
+    unsigned cap = unsigned(std::max(16.0, affordable));
+    if (maxStages == 0 || cap < maxStages)
+      maxStages = cap;
+  }
   {
     std::vector<std::vector<NodeId>> perNode;
     for (NodeId n : graph.forwardNodes())
       perNode.push_back({n});
-    stagings.emplace_back("nodes",
-                          coarsen(std::move(perNode), rotorOptions.maxStages));
+    stagings.emplace_back("nodes", coarsen(std::move(perNode), maxStages));
   }
   if (rotorOptions.tryHierarchy) {
     StructureAnalysis analysis(graph);
@@ -1395,8 +1828,7 @@ llvm::Expected<Schedule> remat::solveRotorFamily(
           nodes.push_back(analysis.graph.nodeId(v));
         stages.push_back(std::move(nodes));
       }
-      stagings.emplace_back("hierarchy",
-                            coarsen(std::move(stages), rotorOptions.maxStages));
+      stagings.emplace_back("hierarchy", coarsen(std::move(stages), maxStages));
     }
   }
 
@@ -1419,13 +1851,19 @@ llvm::Expected<Schedule> remat::solveRotorFamily(
       {BackwardPlacement::Balanced, ""},
       {BackwardPlacement::Early, "/early"},
       {BackwardPlacement::Late, "/late"}};
+  // Every distinct chain: each placement of the backward nodes on each
+  // staging; placements that give the same groups as an earlier one are the
+  // same chain.
+  struct Mapped {
+    std::string name;
+    RotorStageMap map;
+    /// The chain's least memory (rotorLeastMemory) plus the reserved bytes.
+    std::optional<uint64_t> leastMemory;
+  };
+  std::vector<Mapped> chains;
   for (auto &[name, stages] : stagings) {
-    // Each placement of the backward nodes gives a chain; placements that
-    // give the same groups as an earlier one are not solved again.
     std::vector<std::vector<std::vector<NodeId>>> seen;
     for (auto [placement, suffix] : placements) {
-      if (best && !timeLeft(deadline))
-        break;
       llvm::Expected<RotorStageMap> map =
           buildRotorStageMap(graph, stages, placement);
       if (!map) {
@@ -1446,6 +1884,12 @@ llvm::Expected<Schedule> remat::solveRotorFamily(
         continue;
       }
       seen.push_back(map->backward);
+      if (rotorOptions.blockOptions)
+        addBlockOptions(graph, *map);
+      std::optional<uint64_t> least =
+          rotorLeastMemory(map->chain, dp.allowFAllChains);
+      if (least)
+        *least += map->reservedBytes;
       FAMILY_DEBUG(dp, {
         const RotorChain &chain = map->chain;
         uint64_t a = 0, abar = 0, delta = 0;
@@ -1461,29 +1905,80 @@ llvm::Expected<Schedule> remat::solveRotorFamily(
                      << " stages, sum a=" << a << " abar=" << abar
                      << " delta=" << delta << " bytes, reserved "
                      << map->reservedBytes << " bytes, " << pinned
-                     << " pinned stages\n";
+                     << " pinned stages, model least memory ";
+        if (least)
+          llvm::dbgs() << *least;
+        else
+          llvm::dbgs() << "none";
+        llvm::dbgs() << "\n";
       });
-      llvm::Expected<Attempt> attempt =
-          solveMapped(graph, *map, options.budget, dp, deadline);
-      if (!attempt)
-        return attempt.takeError();
-      attempt->info.stages = name + suffix;
-      FAMILY_DEBUG(dp, llvm::dbgs()
-                           << familyName(dp) << ": staging " << name << suffix
-                           << ": " << attempt->info.tables << " tables, "
-                           << attempt->info.retries << " retries; plan at "
-                           << attempt->info.usedSlots << "/"
-                           << attempt->info.slots << " slots (model cost "
-                           << llvm::format("%g", attempt->info.modelCost)
-                           << "): simulated peak " << attempt->report.peakBytes
-                           << " cost "
-                           << llvm::format("%g", attempt->report.totalCost)
-                           << ", " << attempt->report.numRecomputations
-                           << " recomputations"
-                           << (attempt->fits ? ", fits" : "") << "\n");
-      if (!best || betterPlan(attempt->report, best->report, options.budget))
-        best = std::move(*attempt);
+      chains.push_back({name + suffix, std::move(*map), least});
     }
+  }
+  auto solveChain = [&](Mapped &mapped, bool leastMemoryOnly) -> llvm::Error {
+    std::optional<uint64_t> least = mapped.leastMemory;
+    if (least)
+      *least -= mapped.map.reservedBytes;
+    llvm::Expected<Attempt> attempt = solveMapped(
+        graph, mapped.map, options, dp, deadline, least, leastMemoryOnly);
+    if (!attempt)
+      return attempt.takeError();
+    attempt->info.stages = mapped.name;
+    FAMILY_DEBUG(dp, llvm::dbgs()
+                         << familyName(dp) << ": staging " << mapped.name
+                         << ": " << attempt->info.tables << " tables, "
+                         << attempt->info.retries << " retries; plan at "
+                         << attempt->info.usedSlots << "/"
+                         << attempt->info.slots << " slots (model cost "
+                         << llvm::format("%g", attempt->info.modelCost)
+                         << "): simulated peak " << attempt->report.peakBytes
+                         << " cost "
+                         << llvm::format("%g", attempt->report.totalCost)
+                         << ", " << attempt->report.numRecomputations
+                         << " recomputations"
+                         << (attempt->fits ? ", fits" : "") << "\n");
+    if (!best || betterPlan(attempt->report, best->report, options.budget))
+      best = std::move(*attempt);
+    return llvm::Error::success();
+  };
+  // With a budget, every chain within the time limit: one table each.
+  if (options.budget)
+    for (Mapped &mapped : chains) {
+      if (best && !timeLeft(deadline))
+        break;
+      // A chain whose table would not be filled in the time left is skipped
+      // (once a plan exists): the fill cannot be stopped half-way.
+      if (best && deadline) {
+        double cells = std::pow(double(mapped.map.chain.length()), 3) / 6 *
+                       kColumnHeadroom * dp.slots;
+        double left = std::chrono::duration<double>(
+                          *deadline - std::chrono::steady_clock::now())
+                          .count();
+        if (cells / kTableCellsPerSecond > left)
+          continue;
+      }
+      // A chain whose least memory exceeds the budget has no plan within it.
+      if (mapped.leastMemory && *mapped.leastMemory > *options.budget)
+        continue;
+      if (llvm::Error err = solveChain(mapped, /*leastMemoryOnly=*/false))
+        return std::move(err);
+    }
+  // Without a budget, or when no chain's plan fits: the least-memory plan
+  // of the chain with the least memory in the model, one table (the table
+  // fill, O(L^3 S), is the cost; the least memory of every chain, O(L^3),
+  // is cheap).
+  if (!best || !options.budget ||
+      best->report.peakBytes > *options.budget) {
+    Mapped *leastChain = nullptr;
+    for (Mapped &mapped : chains)
+      if (mapped.leastMemory &&
+          (!leastChain || *mapped.leastMemory < *leastChain->leastMemory))
+        leastChain = &mapped;
+    if (!leastChain && !chains.empty())
+      leastChain = &chains.front();
+    if (leastChain)
+      if (llvm::Error err = solveChain(*leastChain, /*leastMemoryOnly=*/true))
+        return std::move(err);
   }
   if (!best)
     return makeError(firstError.empty() ? "rotor: no staging" : firstError);
@@ -1503,6 +1998,22 @@ llvm::Expected<Schedule> remat::solveRotor(const TrainingGraph &graph,
                                            RotorSolveInfo *info) {
   RotorDPOptions dp;
   dp.slots = rotorOptions.slots;
+  dp.allowFAllChains = true;
+  return solveRotorFamily(graph, options, rotorOptions, dp, info);
+}
+
+llvm::Expected<Schedule> remat::solveBlocks(const TrainingGraph &graph,
+                                            const SolverOptions &options,
+                                            RotorSolveInfo *info) {
+  RotorOptions rotorOptions;
+  rotorOptions.slots = options.memorySlots;
+  rotorOptions.blockOptions = true;
+  // Options multiply the F_all terms of the table: the per-node staging is
+  // coarsened further than rotor's, and the hierarchy's blocks (a few dozen
+  // on real models) carry most of the gain.
+  rotorOptions.maxStages = 200;
+  RotorDPOptions dp;
+  dp.slots = options.memorySlots;
   dp.allowFAllChains = true;
   return solveRotorFamily(graph, options, rotorOptions, dp, info);
 }

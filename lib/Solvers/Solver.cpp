@@ -9,18 +9,22 @@
 #include "remat/Solvers/Solver.h"
 #include "remat/Solvers/Chain.h"
 #include "remat/Solvers/Checkmate.h"
+#include "remat/Solvers/ExactSearch.h"
 #include "remat/Solvers/HierarchySolvers.h"
 #include "remat/Solvers/Join.h"
 #include "remat/Solvers/Reorder.h"
 #include "remat/Solvers/Rotor.h"
 #include "remat/Support/Debug.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <tuple>
 
@@ -33,8 +37,12 @@ using namespace remat;
 #define DEBUG_TYPE "remat-solver"
 #define AUTO_DEBUG(...) DEBUG_WITH_TYPE("remat-auto", __VA_ARGS__)
 
-/// A Checkmate solve with what its report proves: an optimum or an incumbent
-/// with CBC's (or the LP's) bound, or a budget the model cannot meet.
+/// A Checkmate solve with what its report proves about Checkmate's model:
+/// an optimum, an incumbent with CBC's (or the LP's) bound, or a budget the
+/// model cannot meet. The model fixes the order of first computations
+/// (seeds/003 §4.6) and may be a coarser graph, so all of it is the model's
+/// (SolvedPlan::modelBound), never the graph's: a plan in another order can
+/// be cheaper, or fit where the model has none (issue 24).
 template <typename CheckmateSolve>
 static llvm::Expected<SolvedPlan>
 withCheckmateStatus(const TrainingGraph &graph, const SolverOptions &options,
@@ -44,22 +52,18 @@ withCheckmateStatus(const TrainingGraph &graph, const SolverOptions &options,
   if (!schedule)
     return schedule.takeError();
   SolvedPlan plan(std::move(*schedule));
-  plan.costLowerBound = report.lowerBound;
-  switch (report.status) {
-  case CheckmateStatus::Optimal:
-    plan.status = PlanStatus::Optimal;
-    break;
-  case CheckmateStatus::Feasible:
-    plan.status = PlanStatus::Feasible;
-    break;
-  case CheckmateStatus::Infeasible:
-    plan.status = PlanStatus::Infeasible;
-    break;
-  case CheckmateStatus::TimeLimit:
-  case CheckmateStatus::NotFound:
-    plan.status = PlanStatus::NoPlan;
-    break;
-  }
+  if (report.level.empty() || llvm::StringRef(report.level).starts_with("none"))
+    return plan; // no model was solved
+  ModelBound bound;
+  bound.model = "checkmate frontier-advancing stages in program order, " +
+                report.level;
+  if (report.modelNodes < report.graphNodes)
+    bound.model += " (" + std::to_string(report.modelNodes) + " of " +
+                   std::to_string(report.graphNodes) + " nodes)";
+  bound.lowerBound = report.lowerBound;
+  bound.optimal = report.status == CheckmateStatus::Optimal;
+  bound.infeasible = report.status == CheckmateStatus::Infeasible;
+  plan.modelBound = std::move(bound);
   return plan;
 }
 
@@ -173,6 +177,23 @@ const std::vector<SolverInfo> &remat::allSolvers() {
              [](const TrainingGraph &g, const SolverOptions &o,
                 CheckmateReport *r) { return solveCheckmateILP(g, o, r); });
        }},
+      // Rotor's program over the hierarchy's blocks, each with options of
+      // what it stores for its backward (Rotor.h, after Rockmate).
+      {"blocks",
+       "rotor's dynamic program over the blocks of the structure hierarchy, "
+       "each block with the subsets of its stored values as options "
+       "(after Rockmate), under the budget",
+       [](const TrainingGraph &graph, const SolverOptions &options) {
+         return solveBlocks(graph, options);
+       }},
+      // Exact search over every schedule (ExactSearch.h): small graphs only.
+      {"exact",
+       "best-first search (A*) over all schedules: optimal plans, or valid "
+       "lower bounds when stopped (graphs of up to 256 nodes)",
+       solveExact,
+       [](const TrainingGraph &graph) {
+         return graph.numNodes() <= kExactSearchMaxNodes;
+       }},
       // The portfolio, last: it runs the solvers above.
       {"auto",
        "the portfolio: every solver above within the time limit; the plan "
@@ -192,6 +213,13 @@ const std::vector<SolverInfo> &remat::allSolvers() {
   return solvers;
 }
 
+llvm::json::Value ModelBound::toJSON() const {
+  return llvm::json::Object{{"model", model},
+                            {"lower_bound", lowerBound},
+                            {"optimal", optimal},
+                            {"infeasible", infeasible}};
+}
+
 llvm::StringRef remat::planStatusName(PlanStatus status) {
   switch (status) {
   case PlanStatus::Optimal:
@@ -209,20 +237,70 @@ llvm::StringRef remat::planStatusName(PlanStatus status) {
 }
 
 uint64_t remat::peakLowerBound(const TrainingGraph &graph) {
-  uint64_t bound = 0;
-  for (NodeId n = 0, e = static_cast<NodeId>(graph.numNodes()); n < e; ++n) {
-    const Node &node = graph.node(n);
+  const size_t n = graph.numNodes();
+  // What a node holds while it runs, step outputs among its inputs apart
+  // (they are counted with the ancestors that produce them), and the bytes
+  // of the step outputs it produces.
+  std::vector<uint64_t> held(n, 0), stepOut(n, 0);
+  for (NodeId id = 0; id < NodeId(n); ++id) {
+    const Node &node = graph.node(id);
     // TrainingGraph::verify bounds all bytes by 2^63-1: no sum here wraps.
-    uint64_t held = node.workspaceBytes;
+    uint64_t bytes = node.workspaceBytes;
     for (ValueId in : node.inputs)
-      if (!graph.value(in).isFixed())
-        held += graph.value(in).bytes;
-    for (ValueId out : node.outputs)
-      held += graph.value(out).bytes;
+      if (!graph.value(in).isFixed() && !graph.value(in).isOutput)
+        bytes += graph.value(in).bytes;
+    for (ValueId out : node.outputs) {
+      bytes += graph.value(out).bytes;
+      if (graph.value(out).isOutput)
+        stepOut[id] += graph.value(out).bytes;
+    }
     // An in-place update hands the input's buffer to the output.
     for (auto [in, out] : node.reuses)
-      held -= graph.value(out).bytes;
-    bound = std::max(bound, held);
+      if (!graph.value(in).isOutput)
+        bytes -= std::min(bytes, graph.value(out).bytes);
+    held[id] = bytes;
+  }
+  // The nodes producing step outputs, and for each node which of them are
+  // its ancestors (bit sets; node ids are a topological order).
+  std::vector<NodeId> producers;
+  for (NodeId id = 0; id < NodeId(n); ++id)
+    if (stepOut[id] > 0)
+      producers.push_back(id);
+  const size_t words = (producers.size() + 63) / 64;
+  std::vector<uint64_t> ancestors(n * words, 0);
+  std::vector<int> index(n, -1);
+  for (size_t k = 0; k < producers.size(); ++k)
+    index[producers[k]] = int(k);
+  uint64_t bound = 0, pending = 0;
+  for (NodeId p : producers)
+    pending += stepOut[p];
+  for (NodeId id = 0; id < NodeId(n); ++id) {
+    uint64_t *mine = &ancestors[id * words];
+    for (ValueId in : graph.node(id).inputs) {
+      NodeId p = graph.value(in).producer;
+      if (p < 0)
+        continue;
+      const uint64_t *up = &ancestors[p * words];
+      for (size_t w = 0; w < words; ++w)
+        mine[w] |= up[w];
+      if (index[p] >= 0)
+        mine[index[p] >> 6] |= uint64_t(1) << (index[p] & 63);
+    }
+    // Ancestors producing step outputs ran before this node and their
+    // outputs are never freed.
+    uint64_t before = 0;
+    for (size_t w = 0; w < words; ++w)
+      for (uint64_t bits = mine[w]; bits; bits &= bits - 1)
+        before += stepOut[producers[w * 64 + __builtin_ctzll(bits)]];
+    bound = std::max(bound, held[id] + before);
+  }
+  // Whichever node producing a step output runs last holds every other step
+  // output too.
+  if (!producers.empty()) {
+    uint64_t last = UINT64_MAX;
+    for (NodeId p : producers)
+      last = std::min(last, pending - stepOut[p] + held[p]);
+    bound = std::max(bound, last);
   }
   return bound;
 }
@@ -326,158 +404,358 @@ bool remat::solverApplies(const SolverInfo &solver,
   return !solver.applies || solver.applies(graph);
 }
 
-llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
-                                                 const SolverOptions &options) {
-  auto begin = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
+namespace {
+/// The portfolio's state: the best plan any member simulated for the user's
+/// budget (whatever budget the member was given), the proofs, the clock.
+class Portfolio {
+public:
+  Portfolio(const TrainingGraph &graph, const SolverOptions &options)
+      : graph(graph), options(options),
+        begin(std::chrono::steady_clock::now()), bound(graph.totalCost()) {
+    provenInfeasible = options.budget && *options.budget < peakLowerBound(graph);
+  }
+
+  double elapsed() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                          begin)
         .count();
-  };
-  std::optional<SolverResult> best;
-  std::string errors;
-  // The best proven lower bound on the cost of a plan within the budget (the
-  // graph's total cost, or a Checkmate search's bound), and whether some
-  // solver proved the budget infeasible.
-  double bound = graph.totalCost();
-  bool provenInfeasible = false;
-  // Seconds of Checkmate setup per model variable (T^2 of them), measured
-  // on a 2-core VM (12.4 s for both searches on 294 nodes); see below.
-  constexpr double kSearchSecondsPerVariable = 1.5e-4;
-  // How many times its time limit a Checkmate search took.
-  double searchOverrun = 1;
-  // The best plan cannot be beaten once it fits and costs no more than a
-  // proven bound: the solvers still to run (the searches, last) could only
-  // spend the time limit confirming it.
-  auto bestIsProvenOptimal = [&] {
+  }
+  /// Seconds left of the time limit (+infinity without one).
+  /// Seconds left of the time limit (+infinity without one). The members
+  /// are planned against 90% of it: a table fill or a CBC event may run a
+  /// little past what it was given, and the caller still has to simulate
+  /// and report the plan (densenet201 at 50% took 11.7 s with 10 s when
+  /// planned against all of it).
+  double remaining() const {
+    if (options.timeLimitSeconds == 0)
+      return std::numeric_limits<double>::infinity();
+    return 0.9 * options.timeLimitSeconds - elapsed();
+  }
+  bool provenOptimal() const {
     return best && options.budget && best->meetsBudget &&
            best->report.totalCost <= bound;
-  };
+  }
+
+  /// Every simulated plan: kept when it is the best for the user's budget.
+  void observe(const Schedule &schedule, const SimulationReport &report,
+               llvm::StringRef origin) {
+    if (!report.valid)
+      return;
+    if (best && !betterPlan(report, best->report, options.budget))
+      return;
+    SolverResult r;
+    r.solver = origin.str();
+    r.schedule = schedule;
+    r.report = report;
+    r.meetsBudget = !options.budget || report.peakBytes <= *options.budget;
+    best = std::move(r);
+  }
+  /// The options a member runs with: the observer and `seconds` of time
+  /// (0: none).
+  SolverOptions sub(double seconds, std::optional<uint64_t> budget) {
+    SolverOptions o = options;
+    o.budget = budget;
+    o.timeLimitSeconds = seconds;
+    std::string *origin = &current;
+    o.observer = [this, origin](const Schedule &schedule,
+                                const SimulationReport &report) {
+      observe(schedule, report, *origin);
+    };
+    return o;
+  }
+  /// Runs a registered solver at `budget` with `seconds`; its plan and what
+  /// it proves about all plans (never its model's claims) are kept.
+  void run(const SolverInfo &solver, double seconds,
+           std::optional<uint64_t> budget, llvm::StringRef label = "") {
+    current = label.empty() ? solver.name : label.str();
+    AUTO_DEBUG(llvm::dbgs() << "auto: run " << current << " with "
+                            << llvm::format("%.2f", seconds) << " s"
+                            << (budget != options.budget ? " (given budget "
+                                                         : "");
+               if (budget != options.budget) {
+                 if (budget)
+                   llvm::dbgs() << *budget << ")";
+                 else
+                   llvm::dbgs() << "none)";
+               } llvm::dbgs()
+               << "\n");
+    llvm::Expected<SolverResult> result =
+        runSolver(solver, graph, sub(seconds, budget));
+    if (!result) {
+      std::string error = llvm::toString(result.takeError());
+      AUTO_DEBUG(llvm::dbgs()
+                 << "auto: " << current << " failed: " << error << "\n");
+      errors += (errors.empty() ? "" : "; ") + error;
+      return;
+    }
+    observe(result->schedule, result->report, current);
+    // Proofs count only at the user's budget.
+    if (budget == options.budget) {
+      if (result->lowerBound)
+        bound = std::max(bound, *result->lowerBound);
+      provenInfeasible |= result->status == PlanStatus::Infeasible;
+    }
+  }
+  /// A solver function outside the registry (rotor at another granularity).
+  void runFunction(llvm::StringRef label, double seconds,
+                   std::optional<uint64_t> budget,
+                   llvm::function_ref<llvm::Expected<Schedule>(
+                       const SolverOptions &)>
+                       solve) {
+    current = label.str();
+    AUTO_DEBUG(llvm::dbgs() << "auto: run " << current << "\n");
+    llvm::Expected<Schedule> schedule = solve(sub(seconds, budget));
+    if (!schedule) {
+      std::string error = llvm::toString(schedule.takeError());
+      errors += (errors.empty() ? "" : "; ") + error;
+      return;
+    }
+    observe(*schedule, simulate(graph, *schedule), current);
+  }
+
+  const TrainingGraph &graph;
+  const SolverOptions &options;
+  std::chrono::steady_clock::time_point begin;
+  std::optional<SolverResult> best;
+  /// The best proven lower bound on the cost of every plan within the
+  /// budget: the graph's total cost, or a search over all plans' bound.
+  double bound;
+  bool provenInfeasible = false;
+  std::string errors, current;
+};
+} // namespace
+
+llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
+                                                 const SolverOptions &options) {
+  Portfolio p(graph, options);
+  const std::optional<uint64_t> budget = options.budget;
+  const bool noSearch = options.timeLimitSeconds == 0;
   AUTO_DEBUG({
     llvm::dbgs() << "auto: " << graph.numNodes() << " nodes, budget ";
-    if (options.budget)
-      llvm::dbgs() << *options.budget;
+    if (budget)
+      llvm::dbgs() << *budget;
     else
       llvm::dbgs() << "none";
     llvm::dbgs() << ", time limit "
                  << llvm::format("%g", options.timeLimitSeconds) << " s\n";
   });
+  auto isSearch = [](llvm::StringRef name) {
+    return name.starts_with("checkmate") || name == "exact";
+  };
+  auto isChainProgram = [](llvm::StringRef name) {
+    return name == "rotor" || name == "revolve" || name == "blocks";
+  };
+  // The share of the time left a member may use.
+  auto share = [&](double fraction) {
+    return noSearch ? 0.0 : std::max(0.05, fraction * p.remaining());
+  };
+
+  // 1. The polynomial solvers, every one, at the budget: cheap, and their
+  //    plans are the incumbents of everything after.
   for (const SolverInfo &solver : allSolvers()) {
-    if (solver.name == "auto" || !solverApplies(solver, graph))
+    llvm::StringRef name = solver.name;
+    if (name == "auto" || isSearch(name) || isChainProgram(name) ||
+        !solverApplies(solver, graph))
       continue;
-    if (bestIsProvenOptimal()) {
-      AUTO_DEBUG(llvm::dbgs()
-                 << "auto: '" << best->solver << "' meets the proven bound "
-                 << llvm::format("%g", bound)
-                 << ": optimal, the rest is skipped\n");
+    p.run(solver, share(0.5), budget);
+  }
+
+  // 2. The chain programs. On graphs of more than ~100 nodes the blocks of
+  //    the structure hierarchy with their options come first (the default
+  //    member there); the per-node chains are coarsened to 100 stages,
+  //    where a table costs milliseconds. Finer chains (200, 400 stages) come
+  //    after the retries below, while the time allows.
+  const bool large = graph.numNodes() > 100;
+  // The slowest chain program at 100 stages: an O(L^3 S) fill grows 8x per
+  // doubling of L, which predicts the finer ones.
+  double chainSeconds100 = 0;
+  auto chainProgram = [&](llvm::StringRef label, unsigned maxStages,
+                          bool blockOptions, bool allowFAllChains,
+                          std::optional<uint64_t> given) {
+    auto start = std::chrono::steady_clock::now();
+    p.runFunction(label, share(0.9), given, [&](const SolverOptions &o) {
+      RotorOptions ro;
+      ro.slots = o.memorySlots;
+      ro.maxStages = maxStages;
+      ro.blockOptions = blockOptions;
+      RotorDPOptions dp;
+      dp.slots = o.memorySlots;
+      dp.allowFAllChains = allowFAllChains;
+      return solveRotorFamily(graph, o, ro, dp);
+    });
+    double took = std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+    if (maxStages == 100)
+      chainSeconds100 = std::max(chainSeconds100, took);
+    return true;
+  };
+  const bool hasForward = !graph.forwardNodes().empty();
+  const unsigned retryStages = large ? 100 : 400;
+  if (hasForward) {
+    if (large) {
+      chainProgram("blocks@100", 100, true, true, budget);
+      chainProgram("rotor@100", 100, false, true, budget);
+      chainProgram("revolve@100", 100, false, false, budget);
+    } else {
+      for (const SolverInfo &solver : allSolvers())
+        if (isChainProgram(solver.name) && solverApplies(solver, graph))
+          p.run(solver, share(0.5), budget);
+    }
+  }
+
+  // 3. The chain programs' models over-count memory, so the plan they give
+  //    for a larger budget often still fits the user's: they run again at
+  //    given budgets above it (bisection on the budget given, not on the
+  //    one they must meet: the given budget whose plans still fit, and the
+  //    first whose do not, bracket it); every plan they simulate, at any
+  //    budget, is judged against the user's by the observer.
+  if (budget && !p.provenInfeasible && hasForward) {
+    // True when the given budget's plans improved the best plan within the
+    // user's budget.
+    auto probe = [&](double factor) {
+      double before = p.best && p.best->meetsBudget
+                          ? p.best->report.totalCost
+                          : std::numeric_limits<double>::infinity();
+      uint64_t given = uint64_t(double(*budget) * factor);
+      std::string at = "@" + std::to_string(retryStages) + " given " +
+                       llvm::formatv("{0:F3}", factor).str() + "x";
+      chainProgram("rotor" + at, retryStages, false, true, given);
+      chainProgram("blocks" + at, retryStages, true, true, given);
+      return p.best && p.best->meetsBudget && p.best->report.totalCost < before;
+    };
+    auto timeFor = [&] {
+      return noSearch || 2 * chainSeconds100 < 0.4 * p.remaining() ||
+             !large;
+    };
+    double lo = 1.0, hi = 0;
+    for (double factor : {1.1, 1.25, 1.5, 2.0}) {
+      if (!timeFor())
+        break;
+      if (probe(factor))
+        lo = factor;
+      else if (hi == 0)
+        hi = factor;
+    }
+    for (int step = 0; step < 3 && hi > lo && timeFor(); ++step) {
+      double mid = 0.5 * (lo + hi);
+      (probe(mid) ? lo : hi) = mid;
+    }
+  }
+
+  // Finer chains while the time allows: each coarsens its stages so that
+  // its first table fits half the time it is given and skips the chains
+  // that would not end in time (Rotor.cpp), so each may run while a second
+  // is left.
+  if (large && hasForward)
+    for (unsigned stages : {200u, 400u}) {
+      if (graph.forwardNodes().size() <= stages / 2 || p.provenOptimal())
+        break;
+      std::string at = "@" + std::to_string(stages);
+      for (bool blockOptions : {true, false})
+        if (noSearch || p.remaining() > 1)
+          chainProgram((blockOptions ? "blocks" : "rotor") + at, stages,
+                       blockOptions, true, budget);
+    }
+
+  // 4. The exact search over every plan on small graphs (ExactSearch.h),
+  //    with the best plan so far as its incumbent: an optimum, or a valid
+  //    bound on every plan.
+  if (budget && !noSearch && !p.provenOptimal() && !p.provenInfeasible &&
+      graph.numNodes() <= kExactAutoNodes && p.remaining() > 0.1) {
+    p.current = "exact";
+    ExactSearchOptions search;
+    if (p.best)
+      search.incumbent = p.best->schedule;
+    SolverOptions o = p.sub(std::max(0.1, 0.6 * p.remaining()), budget);
+    AUTO_DEBUG(llvm::dbgs() << "auto: run exact with "
+                            << llvm::format("%.2f", o.timeLimitSeconds)
+                            << " s\n");
+    ExactSearchReport report;
+    llvm::Expected<SolvedPlan> plan =
+        solveExactSearch(graph, o, search, &report);
+    if (plan) {
+      p.observe(plan->schedule, simulate(graph, plan->schedule), "exact");
+      p.bound = std::max(p.bound, report.lowerBound);
+      p.provenInfeasible |= report.infeasible;
+    } else {
+      llvm::consumeError(plan.takeError());
+      p.provenInfeasible |= report.infeasible;
+    }
+    AUTO_DEBUG(llvm::dbgs() << "auto: exact: "
+                            << (report.optimal      ? "optimal"
+                                : report.infeasible ? "infeasible"
+                                                    : report.stoppedBy)
+                            << ", bound " << llvm::format("%g", report.lowerBound)
+                            << "\n");
+  }
+
+  // 5. Checkmate's searches with the time that remains, each only when it
+  //    covers its setup (building and solving the LP of a T-node model does
+  //    not stop at the time limit; 1.5e-4 s per model variable, T^2 of them,
+  //    measured on a 2-core VM). Their optimum is their model's: it counts
+  //    here only as a plan.
+  constexpr double kSearchSecondsPerVariable = 1.5e-4;
+  for (const SolverInfo &solver : allSolvers()) {
+    llvm::StringRef name = solver.name;
+    if (!name.starts_with("checkmate") || noSearch || !solverApplies(solver, graph))
+      continue;
+    if (p.provenOptimal()) {
+      AUTO_DEBUG(llvm::dbgs() << "auto: '" << p.best->solver
+                              << "' meets the proven bound "
+                              << llvm::format("%g", p.bound)
+                              << ": optimal, the rest is skipped\n");
       break;
     }
-    // Under a budget proven infeasible the searches cannot find a plan; the
-    // cheap solvers still run, for the least-peak fallback.
-    if (provenInfeasible &&
-        llvm::StringRef(solver.name).starts_with("checkmate")) {
-      AUTO_DEBUG(llvm::dbgs() << "auto: skip " << solver.name
+    if (p.provenInfeasible) {
+      AUTO_DEBUG(llvm::dbgs() << "auto: skip " << name
                               << ": the budget is proven infeasible\n");
       continue;
     }
-    // time-limit=0: every solver but the Checkmate searches, each without a
-    // deadline (the others are polynomial).
-    if (options.timeLimitSeconds == 0) {
-      if (llvm::StringRef(solver.name).starts_with("checkmate"))
-        continue;
-      llvm::Expected<SolverResult> result = runSolver(solver, graph, options);
-      if (!result) {
-        errors +=
-            (errors.empty() ? "" : "; ") + llvm::toString(result.takeError());
-        continue;
-      }
-      provenInfeasible |= result->status == PlanStatus::Infeasible;
-      if (!best || betterPlan(result->report, best->report, options.budget))
-        best = std::move(*result);
+    double modelNodes =
+        std::min<double>(graph.numNodes(), CheckmateOptions().maxNodes);
+    double setup = kSearchSecondsPerVariable * modelNodes * modelNodes;
+    bool lp = name == "checkmate-lp";
+    double left = p.remaining();
+    double time = lp ? 0.3 * left : 0.9 * left;
+    if (left < (lp ? 0.4 : 0.6) * setup || time < 0.5) {
+      AUTO_DEBUG(llvm::dbgs() << "auto: skip " << name << ": "
+                              << llvm::format("%.2f", left)
+                              << " s left, its setup needs about "
+                              << llvm::format("%.2f", setup) << " s\n");
       continue;
     }
-    double remaining = options.timeLimitSeconds - elapsed();
-    // The cheap solvers always run; the searches only with time left.
-    if (best && remaining <= 0) {
-      AUTO_DEBUG(llvm::dbgs()
-                 << "auto: out of time before " << solver.name << "\n");
-      break;
-    }
-    SolverOptions sub = options;
-    sub.timeLimitSeconds = std::max(1.0, remaining);
-    // The Checkmate searches (last) run only with the time their setup
-    // needs, and get shares of what remains, so that the portfolio ends
-    // within its limit. Building and solving the LP of a T-node model does
-    // not stop at the time limit: on a 2-core VM, U-Net's 294-node step
-    // took 4.7 s (LP rounding) and 7.7 s (ILP) with limits of 0.5 s. The
-    // setup grows with the T^2 variables, so each search is skipped unless
-    // `kSearchSecondsPerVariable` * T^2 seconds remain (with the default 10 s
-    // limit: models up to about 250 nodes), and the ILP's share is scaled by
-    // how far past its limit the LP ran (the two share that setup).
-    if (llvm::StringRef(solver.name).starts_with("checkmate")) {
-      double modelNodes = std::min<double>(graph.numNodes(),
-                                           CheckmateOptions().maxNodes);
-      double setup = kSearchSecondsPerVariable * modelNodes * modelNodes;
-      bool lp = solver.name == "checkmate-lp";
-      double share = lp ? 0.3 * remaining : 0.9 * remaining / searchOverrun;
-      if (best && (remaining < (lp ? 0.4 : 0.6) * setup || share < 0.5)) {
-        AUTO_DEBUG(llvm::dbgs() << "auto: skip " << solver.name << ": "
-                                << llvm::format("%.2f", remaining)
-                                << " s left, its setup needs about "
-                                << llvm::format("%.2f", setup) << " s (share "
-                                << llvm::format("%.2f", share) << " s)\n");
-        continue;
-      }
-      sub.timeLimitSeconds = std::max(0.5, share);
-    }
-    AUTO_DEBUG(llvm::dbgs()
-               << "auto: run " << solver.name << " with "
-               << llvm::format("%.2f", sub.timeLimitSeconds) << " s\n");
-    llvm::Expected<SolverResult> result = runSolver(solver, graph, sub);
-    if (!result) {
-      std::string error = llvm::toString(result.takeError());
-      AUTO_DEBUG(llvm::dbgs()
-                 << "auto: " << solver.name << " failed: " << error << "\n");
-      errors += (errors.empty() ? "" : "; ") + error;
-      continue;
-    }
-    if (solver.name == "checkmate-lp")
-      searchOverrun =
-          std::max(1.0, result->solveSeconds / sub.timeLimitSeconds);
-    if (result->lowerBound)
-      bound = std::max(bound, *result->lowerBound);
-    provenInfeasible |= result->status == PlanStatus::Infeasible;
-    if (!best || betterPlan(result->report, best->report, options.budget))
-      best = std::move(*result);
+    p.run(solver, time, budget);
   }
-  if (!best)
+
+  if (!p.best)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "auto: no solver produced a plan: " +
-                                       errors);
-  AUTO_DEBUG(
-      llvm::dbgs() << "auto: winner " << best->solver << " (peak "
-                   << best->report.peakBytes << ", cost "
-                   << llvm::format("%g", best->report.totalCost) << "); bound "
-                   << llvm::format("%g", bound)
-                   << (provenInfeasible ? ", budget proven infeasible" : "")
-                   << ", " << llvm::format("%.3f", elapsed()) << " s\n");
-  best->solver = "auto(" + best->solver + ")";
-  best->solveSeconds = elapsed();
-  // The portfolio's status: the winner's, strengthened by the other
-  // solvers' proofs (a Checkmate bound that the winner meets, an
-  // infeasibility proof).
-  if (options.budget) {
-    SolvedPlan claim(Schedule{});
-    claim.costLowerBound = bound;
-    if (provenInfeasible)
-      claim.status = PlanStatus::Infeasible;
-    else if (best->meetsBudget && best->report.totalCost <= bound)
-      claim.status = PlanStatus::Optimal;
-    else if (bound > graph.totalCost())
-      claim.status = PlanStatus::Feasible;
-    setPlanStatus(*best, graph, options.budget, &claim);
-  }
-  return std::move(*best);
+                                       p.errors);
+  SolverResult best = std::move(*p.best);
+  AUTO_DEBUG(llvm::dbgs() << "auto: winner " << best.solver << " (peak "
+                          << best.report.peakBytes << ", cost "
+                          << llvm::format("%g", best.report.totalCost)
+                          << "); bound " << llvm::format("%g", p.bound)
+                          << (p.provenInfeasible
+                                  ? ", budget proven infeasible"
+                                  : "")
+                          << ", " << llvm::format("%.3f", p.elapsed())
+                          << " s\n");
+  best.solver = "auto(" + best.solver + ")";
+  best.solveSeconds = p.elapsed();
+  // The portfolio's status: what was proven about every plan (the total
+  // cost, the exact search's bound or optimum, an infeasibility proof).
+  SolvedPlan claim(Schedule{});
+  claim.costLowerBound = p.bound;
+  if (p.provenInfeasible)
+    claim.status = PlanStatus::Infeasible;
+  else if (budget && best.meetsBudget && best.report.totalCost <= p.bound)
+    claim.status = PlanStatus::Optimal;
+  else if (p.bound > graph.totalCost())
+    claim.status = PlanStatus::Feasible;
+  setPlanStatus(best, graph, budget, &claim);
+  return std::move(best);
 }
 
 llvm::Expected<SolverResult> remat::runSolver(const SolverInfo &solver,
@@ -519,6 +797,7 @@ llvm::Expected<SolverResult> remat::runSolver(const SolverInfo &solver,
             "' produced an invalid plan: " + result.report.error);
   result.meetsBudget =
       !options.budget || result.report.peakBytes <= *options.budget;
+  result.modelBound = plan->modelBound;
   setPlanStatus(result, graph, options.budget, &*plan);
   LLVM_DEBUG({
     llvm::dbgs() << "solver '" << solver.name << "': budget ";

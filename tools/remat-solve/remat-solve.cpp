@@ -150,6 +150,10 @@ llvm::json::Value rowToJSON(const Row &row) {
   object["lower_bound"] = row.result->lowerBound
                               ? llvm::json::Value(*row.result->lowerBound)
                               : llvm::json::Value(nullptr);
+  // What the solver proved about its own, restricted model: never the
+  // graph's bound (Solver.h, ModelBound).
+  if (row.result->modelBound)
+    object["model_bound"] = row.result->modelBound->toJSON();
   object["schedule"] = row.result->schedule.toJSON();
   return object;
 }

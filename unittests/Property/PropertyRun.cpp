@@ -142,6 +142,14 @@ private:
   RunStats stats;
   /// The solver that proved the current budget infeasible, if one did.
   SolverStats *infeasibleClaimedBy = nullptr;
+  /// The lower bounds reported under the current budget (claims about
+  /// every plan of the graph), and the cheapest plan within it by the
+  /// checker, with its solver: no bound may exceed that plan's cost.
+  std::vector<std::pair<SolverStats *, double>> boundClaims;
+  std::optional<long double> cheapestFit;
+  std::string cheapestBy;
+  void noteBound(SolverStats &st, std::optional<double> bound,
+                 std::optional<long double> fitCost);
   std::vector<const SolverInfo *> solvers;
   unsigned dumped = 0;
 };
@@ -301,6 +309,10 @@ void Runner::checkOne(uint64_t index, const TrainingGraph &graph,
     problem(st.statusMismatches, "optimal with a lower bound above its cost");
   if (r.status == PlanStatus::Infeasible)
     infeasibleClaimedBy = &st;
+  noteBound(st, r.lowerBound,
+            withinBudget && opts.budget
+                ? std::optional<long double>(check.totalCost)
+                : std::nullopt);
 
   // Mutants: the checker and the simulator must agree on them.
   Rng rng(graphSeed(options.seed ^ 0x6d75746174696f6eull, index) ^
@@ -331,6 +343,18 @@ void Runner::checkOne(uint64_t index, const TrainingGraph &graph,
   }
 }
 
+void Runner::noteBound(SolverStats &st, std::optional<double> bound,
+                       std::optional<long double> fitCost) {
+  if (bound) {
+    boundClaims.push_back({&st, *bound});
+    ++st.boundsReported;
+  }
+  if (fitCost && (!cheapestFit || *fitCost < *cheapestFit)) {
+    cheapestFit = fitCost;
+    cheapestBy = st.name;
+  }
+}
+
 namespace {
 /// The counters of SolverStats, in one order, for the pipe.
 std::vector<uint64_t *> counters(SolverStats &s) {
@@ -339,7 +363,7 @@ std::vector<uint64_t *> counters(SolverStats &s) {
           &s.rejectedBySimulator, &s.violations, &s.peakMismatches,
           &s.timelineMismatches, &s.countMismatches, &s.falseBudgetClaims,
           &s.wrongMissClaims, &s.belowLowerBound, &s.statusMismatches,
-          &s.recomputations, &s.inPlaceUpdates};
+          &s.recomputations, &s.inPlaceUpdates, &s.boundsReported};
 }
 } // namespace
 
@@ -370,6 +394,8 @@ void Runner::checkIsolated(uint64_t index, const TrainingGraph &graph,
     stats.mutants = stats.mutantsInvalid = stats.mutantsValid =
         stats.mutantDisagreements = 0;
     bool localMet = false;
+    boundClaims.clear();
+    cheapestFit.reset();
     checkOne(index, graph, solver, local, opts, lowerBound, localMet);
     llvm::json::Array numbers;
     for (uint64_t *c : counters(local))
@@ -384,6 +410,11 @@ void Runner::checkIsolated(uint64_t index, const TrainingGraph &graph,
         {"counters", std::move(numbers)},
         {"seconds", local.seconds},
         {"met", localMet},
+        {"bound", boundClaims.empty()
+                      ? llvm::json::Value(nullptr)
+                      : llvm::json::Value(boundClaims.back().second)},
+        {"fit_cost", cheapestFit ? llvm::json::Value(double(*cheapestFit))
+                                 : llvm::json::Value(nullptr)},
         {"kinds", std::move(kinds)},
         {"failures", std::move(failures)},
         {"mutants",
@@ -464,6 +495,12 @@ void Runner::checkIsolated(uint64_t index, const TrainingGraph &graph,
   }
   st.seconds += object->getNumber("seconds").value_or(0);
   met |= object->getBoolean("met").value_or(false);
+  // The child counted the bound already (boundsReported).
+  std::optional<double> fit = object->getNumber("fit_cost");
+  if (std::optional<double> bound = object->getNumber("bound"))
+    boundClaims.push_back({&st, *bound});
+  noteBound(st, std::nullopt,
+            fit ? std::optional<long double>(*fit) : std::nullopt);
   if (const llvm::json::Object *kinds = object->getObject("kinds"))
     for (auto &[kind, n] : *kinds)
       st.errorKinds[kind.str()] += uint64_t(n.getAsInteger().value_or(0));
@@ -527,6 +564,8 @@ void Runner::runGraph(uint64_t index) {
     ++stats.budgetRuns;
     bool met = false;
     infeasibleClaimedBy = nullptr;
+    boundClaims.clear();
+    cheapestFit.reset();
     for (size_t s = 0; s < solvers.size(); ++s) {
       const SolverInfo &solver = *solvers[s];
       SolverStats &st = stats.solvers[s];
@@ -552,6 +591,17 @@ void Runner::runGraph(uint64_t index) {
       fail(index, graph, infeasibleClaimedBy->name, opts, nullptr,
            "proved the budget infeasible, and another solver's plan meets it");
     }
+    // A lower bound is a claim about every plan within the budget: the
+    // cheapest plan any solver found within it refutes a higher one.
+    if (cheapestFit)
+      for (auto [claimer, bound] : boundClaims)
+        if (bound > double(*cheapestFit) * (1 + 1e-9) + 1e-9) {
+          ++claimer->statusMismatches;
+          fail(index, graph, claimer->name, opts, nullptr,
+               "lower bound " + std::to_string(bound) + " above the cost " +
+                   std::to_string(double(*cheapestFit)) + " of " + cheapestBy +
+                   "'s plan within the budget");
+        }
   }
 }
 
@@ -638,7 +688,7 @@ void RunStats::print(llvm::raw_ostream &os) const {
                             s.falseBudgetClaims + s.crashes,
                         s.peakMismatches, s.seconds);
   uint64_t violations = 0, peak = 0, other = 0, claims = 0, errors = 0,
-           recomputations = 0, inPlace = 0, crashes = 0;
+           recomputations = 0, inPlace = 0, crashes = 0, bounds = 0;
   for (const SolverStats &s : solvers) {
     recomputations += s.recomputations;
     inPlace += s.inPlaceUpdates;
@@ -650,6 +700,7 @@ void RunStats::print(llvm::raw_ostream &os) const {
              s.belowLowerBound + s.statusMismatches;
     claims += s.claimsBudget;
     errors += s.errors;
+    bounds += s.boundsReported;
   }
   os << llvm::formatv(
       "plans checked: {0}; claiming the budget: {1}; solver errors: {2}; "
@@ -659,10 +710,12 @@ void RunStats::print(llvm::raw_ostream &os) const {
       "mismatches: {4}; other mismatches (timeline, counts, miss claims, "
       "below lower bound, status): {5}\n"
       "mutants: {6} (invalid by both {7}, valid by both with equal figures "
-      "{8}, disagreements {9})\n",
+      "{8}, disagreements {9})\n"
+      "lower bounds reported: {13}, each checked against every plan within "
+      "its budget\n",
       plans(), claims, errors, violations, peak, other, mutants,
       mutantsInvalid, mutantsValid, mutantDisagreements, recomputations,
-      inPlace, crashes);
+      inPlace, crashes, bounds);
   for (const SolverStats &s : solvers)
     for (auto &[kind, n] : s.errorKinds)
       os << "  " << s.name << " error x" << n << ": " << kind << "...\n";
@@ -701,6 +754,7 @@ llvm::json::Value RunStats::toJSON() const {
         {"count_mismatches", int64_t(s.countMismatches)},
         {"below_lower_bound", int64_t(s.belowLowerBound)},
         {"status_mismatches", int64_t(s.statusMismatches)},
+        {"bounds_reported", int64_t(s.boundsReported)},
         {"recomputations", int64_t(s.recomputations)},
         {"in_place_updates", int64_t(s.inPlaceUpdates)},
         {"seconds", s.seconds},

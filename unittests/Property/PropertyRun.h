@@ -81,8 +81,12 @@ struct SolverStats {
   /// infeasible or no-plan for a plan within the budget, optimal, feasible
   /// or heuristic for one above it, an optimal plan costing less than its
   /// lower bound; or a budget this solver proved infeasible that another
-  /// solver's plan meets.
+  /// solver's plan meets; or a lower bound above the cost of another
+  /// solver's plan within the budget (issue 24: bounds hold for every plan).
   uint64_t statusMismatches = 0;
+  /// Lower bounds this solver reported (each checked against every other
+  /// solver's plans under the same budget).
+  uint64_t boundsReported = 0;
   uint64_t recomputations = 0;
   /// Reuse pairs the checker found to be in-place updates in the plans.
   uint64_t inPlaceUpdates = 0;

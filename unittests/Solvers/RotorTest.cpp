@@ -33,7 +33,8 @@ void enumeratePersistent(const RotorChain &chain, unsigned s, unsigned t,
                          bool allowFAllChains,
                          std::vector<RotorSequence> &out) {
   if (s == t) {
-    out.push_back({RotorOp::fAll(s), RotorOp::b(s)});
+    for (unsigned k = 0; k < chain.numOptions(s); ++k)
+      out.push_back({RotorOp::fAll(s, k), RotorOp::b(s, k)});
     if (!chain.readsAbar(s))
       out.push_back({RotorOp::b(s)});
     return;
@@ -41,12 +42,13 @@ void enumeratePersistent(const RotorChain &chain, unsigned s, unsigned t,
   if (allowFAllChains || chain.isPinned(s)) {
     std::vector<RotorSequence> inner;
     enumeratePersistent(chain, s + 1, t, allowFAllChains, inner);
-    for (RotorSequence &seq : inner) {
-      RotorSequence full = {RotorOp::fAll(s)};
-      full.insert(full.end(), seq.begin(), seq.end());
-      full.push_back(RotorOp::b(s));
-      out.push_back(std::move(full));
-    }
+    for (unsigned k = 0; k < chain.numOptions(s); ++k)
+      for (const RotorSequence &seq : inner) {
+        RotorSequence full = {RotorOp::fAll(s, k)};
+        full.insert(full.end(), seq.begin(), seq.end());
+        full.push_back(RotorOp::b(s, k));
+        out.push_back(std::move(full));
+      }
   }
   for (unsigned sp = s + 1; sp <= t; ++sp) {
     std::vector<RotorSequence> right, left;
@@ -215,6 +217,28 @@ void checkAgainstEnumeration(const RotorChain &chain, bool allowFAllChains,
     EXPECT_LE(sim.peak, m) << label << " " << formatRotorSequence(*seq);
     EXPECT_EQ(sim.cost, expected) << label;
   }
+  // The least memory of any persistent sequence, exactly, without a table.
+  uint64_t least = UINT64_MAX;
+  for (const Judged &j : judged)
+    least = std::min(least, j.peak);
+  std::optional<uint64_t> leastMemory =
+      rotorLeastMemory(chain, allowFAllChains);
+  if (judged.empty())
+    EXPECT_FALSE(leastMemory) << label;
+  else
+    EXPECT_EQ(leastMemory, least) << label;
+  // A table of half the slots answers every memory up to `top` from its
+  // extra columns (issue 24: one table for every budget of a graph).
+  RotorDPOptions wide = dp;
+  wide.slots = unsigned(std::max<uint64_t>(top / 2, 1));
+  wide.columns = unsigned(top + 1);
+  llvm::Expected<RotorTable> half =
+      RotorTable::build(chain, wide.slots, wide);
+  ASSERT_TRUE(bool(half)) << llvm::toString(half.takeError());
+  EXPECT_EQ(half->columns(), unsigned(std::max<uint64_t>(top + 1, wide.slots)));
+  for (uint64_t m = 0; m <= half->columns(); ++m)
+    EXPECT_EQ(half->cost(unsigned(m)), bestWithin(judged, m))
+        << label << " column " << m;
   // A table built for exactly m bytes (not a column of a larger one) agrees.
   for (uint64_t m = 0; m <= top; m += 1 + top / 4) {
     dp.slots = unsigned(std::max<uint64_t>(m, 1));
@@ -231,6 +255,33 @@ TEST(RotorDP, EqualsPersistentEnumerationForEveryBudget) {
     RotorChain chain = randomChain(rng, L, /*pins=*/true);
     std::string label = "trial " + std::to_string(trial);
     checkAgainstEnumeration(chain, /*allowFAllChains=*/true, label);
+  }
+}
+
+/// Stages with options (the blocks solver's F_all / B alternatives): the
+/// table takes the cheapest option that fits, and equals enumeration.
+TEST(RotorDP, WithOptionsEqualsPersistentEnumeration) {
+  std::mt19937 rng(4242);
+  auto pick = [&](int hi) { return int(rng() % (hi + 1)); };
+  for (int trial = 0; trial < 200; ++trial) {
+    unsigned L = 1 + trial % 5;
+    RotorChain chain = randomChain(rng, L, /*pins=*/trial % 3 == 0);
+    chain.options.assign(L + 1, {});
+    for (unsigned l = 1; l <= L; ++l) {
+      // Options only where B^l reads what its stage stores.
+      unsigned count = chain.readsAbar(l) ? pick(2) : 0;
+      for (unsigned k = 0; k < count; ++k) {
+        RotorChain::Option o;
+        o.abar = chain.a[l] + pick(2);
+        o.overheadF = pick(2);
+        o.overheadB = pick(3);
+        o.costB = chain.costB[l] + pick(4);
+        chain.options[l].push_back(o);
+      }
+    }
+    ASSERT_FALSE(bool(chain.check()));
+    checkAgainstEnumeration(chain, /*allowFAllChains=*/true,
+                            "options trial " + std::to_string(trial));
   }
 }
 

@@ -76,7 +76,35 @@ struct RotorChain {
   /// needs no F_all^l before it. Our extension; empty means all true.
   std::vector<bool> backwardReadsAbar;
 
+  /// An alternative F_all^l / B^l pair of a stage (issue 24, the options
+  /// of Rockmate, ICML'23, §4): F_all^l stores only part of what B^l reads
+  /// (`abar`), and B^l first recomputes the rest from a^{l-1} (stored
+  /// whenever B^l runs) and what was stored; `costB` includes that
+  /// recomputation. `overheadF` is F_all's overhead alone (F_ck and F_none
+  /// keep using the stage's `overheadF`).
+  struct Option {
+    uint64_t abar = 0, overheadF = 0, overheadB = 0, reliefB = 0;
+    double costB = 0;
+  };
+  /// Per stage (l = 0..L, entry 0 unused), its options; empty (or an empty
+  /// entry): the single option of abar, overheadF, overheadB, reliefB and
+  /// costB. Only stages whose B^l reads abar^l have options. Our extension;
+  /// the blocks solver fills it.
+  std::vector<std::vector<Option>> options;
+
   unsigned length() const { return a.empty() ? 0 : unsigned(a.size() - 1); }
+  unsigned numOptions(unsigned stage) const {
+    return stage < options.size() && !options[stage].empty()
+               ? unsigned(options[stage].size())
+               : 1;
+  }
+  /// Option k of stage l (the stage's own figures when it has none).
+  Option option(unsigned stage, unsigned k) const {
+    if (stage < options.size() && !options[stage].empty())
+      return options[stage][k];
+    return {abar[stage], overheadF[stage], overheadB[stage], relief(stage),
+            costB[stage]};
+  }
   bool isPinned(unsigned stage) const {
     return stage < pinned.size() && pinned[stage];
   }
@@ -99,22 +127,26 @@ struct RotorOp {
   enum class Kind { FNone, FCk, FAll, B, Drop };
   Kind kind;
   unsigned stage;
+  /// F_all and B: which of the stage's options (RotorChain::Option).
+  unsigned option = 0;
 
   static RotorOp fNone(unsigned l) { return {Kind::FNone, l}; }
   static RotorOp fCk(unsigned l) { return {Kind::FCk, l}; }
-  static RotorOp fAll(unsigned l) { return {Kind::FAll, l}; }
-  static RotorOp b(unsigned l) { return {Kind::B, l}; }
+  static RotorOp fAll(unsigned l, unsigned k = 0) { return {Kind::FAll, l, k}; }
+  static RotorOp b(unsigned l, unsigned k = 0) { return {Kind::B, l, k}; }
   static RotorOp drop(unsigned l) { return {Kind::Drop, l}; }
   bool isForward() const {
     return kind == Kind::FNone || kind == Kind::FCk || kind == Kind::FAll;
   }
   bool operator==(const RotorOp &other) const {
-    return kind == other.kind && stage == other.stage;
+    return kind == other.kind && stage == other.stage &&
+           option == other.option;
   }
 };
 using RotorSequence = std::vector<RotorOp>;
 
-/// "Fck1 Fn2 Fall3 B3 D1 ..." (Fn = F_none, D = Drop).
+/// "Fck1 Fn2 Fall3 B3 D1 ..." (Fn = F_none, D = Drop; "Fall3.2 B3.2" for
+/// option 2).
 std::string formatRotorSequence(const RotorSequence &sequence);
 
 /// What simulateRotorSequence finds.
@@ -152,6 +184,12 @@ struct RotorDPOptions {
   /// false gives revolve's model (§5.3): C_all only for single stages, so
   /// that only a^l are stored and each F_all comes right before its B.
   bool allowFAllChains = true;
+  /// Columns of the table, at least `slots` (0: `slots`): the table answers
+  /// every memory up to columns slots of M / S bytes, so that the optimum
+  /// for a larger memory than M (the model over-counts; a plan for more
+  /// memory may still fit the budget) or a smaller one is a lookup in the
+  /// same table, not another O(L^3 S) fill (issue 24).
+  unsigned columns = 0;
 };
 
 /// The table C_BP(s, t, m) of Theorem 1 for one chain and one memory limit.
@@ -169,14 +207,17 @@ public:
                                           const RotorDPOptions &options = {});
 
   unsigned slots() const { return numSlots; }
+  /// The last column: memories up to columns() * slotBytes() are answered.
+  unsigned columns() const { return numColumns; }
   /// Bytes per slot (memoryBytes / S).
   double slotBytes() const { return bytesPerSlot; }
   uint64_t memoryBytes() const { return memory; }
   /// Bytes held by the cost table and its index arrays.
   size_t tableBytes() const;
 
-  /// The optimal persistent cost with m slots for the whole chain, a^0 and
-  /// delta^L included (Algorithm 1, line 12), or +infinity when infeasible.
+  /// The optimal persistent cost with m slots (m <= columns()) for the whole
+  /// chain, a^0 and delta^L included (Algorithm 1, line 12), or +infinity
+  /// when infeasible.
   double cost(unsigned m) const;
   double cost() const { return cost(numSlots); }
   /// The least m with a finite cost.
@@ -188,7 +229,8 @@ public:
   llvm::Expected<RotorSequence> sequence(unsigned m) const;
   llvm::Expected<RotorSequence> sequence() const { return sequence(numSlots); }
 
-  /// A size in slots (rounded up; anything beyond S becomes S + 1).
+  /// A size in slots (rounded up; anything beyond the last column becomes
+  /// columns() + 1).
   int toSlots(uint64_t bytes) const;
   /// A size in whole slots, rounded down (for amounts subtracted from a
   /// need, so that the need stays an upper bound).
@@ -204,7 +246,7 @@ private:
     return table.data() + rowIndex(s, t) * width;
   }
   float cell(unsigned s, unsigned t, int m) const;
-  int mAll(unsigned s, unsigned t) const;
+  int mAll(unsigned s, unsigned t, unsigned k) const;
   int mLeafB(unsigned s) const;
   int mNone(unsigned s, unsigned t) const;
   unsigned ckLimit(unsigned s, unsigned t) const;
@@ -214,14 +256,18 @@ private:
                       RotorSequence &out) const;
 
   unsigned length = 0;
-  unsigned numSlots = 0;
+  unsigned numSlots = 0, numColumns = 0;
   size_t width = 0;
   uint64_t memory = 0;
   double bytesPerSlot = 0;
   bool allowFAllChains = true;
   // Sizes in slots, indexed like RotorChain.
-  std::vector<int> a, abar, delta, of, ob, rb;
-  std::vector<float> costFB, costB;
+  std::vector<int> a, delta, of;
+  // The options of stage l are entries optionBegin[l] .. optionBegin[l+1]-1
+  // of these (sizes in slots; costs scaled).
+  std::vector<unsigned> optionBegin;
+  std::vector<int> optAbar, optOf, optOb, optRb;
+  std::vector<float> optCostFB, optCostB;
   /// The power of two the chain's costs are multiplied by in the table, so
   /// that no cell overflows a float (1 for all but huge costs).
   double costScale = 1;
@@ -232,6 +278,14 @@ private:
   std::vector<int> forwardPeak;
   std::vector<float> table;
 };
+
+/// The least memory (bytes, a^0 included, as RotorTable::cost counts it)
+/// with which a persistent sequence of the chain exists: the feasibility
+/// side of Theorem 1's recurrence, exact in bytes (no slots), O(L^3). A table
+/// of any number of slots is feasible only at this memory or more.
+/// std::nullopt for an invalid or empty chain.
+std::optional<uint64_t> rotorLeastMemory(const RotorChain &chain,
+                                         bool allowFAllChains = true);
 
 //===----------------------------------------------------------------------===//
 // Training graphs
@@ -264,6 +318,10 @@ struct RotorStageMap {
   /// it is a step output.
   std::vector<unsigned> producerStage;
   std::vector<char> reserved;
+  /// With block options (addBlockOptions): per stage l and option k, the
+  /// forward nodes of stage l that B^{l,k} recomputes first (id order);
+  /// empty: none.
+  std::vector<std::vector<std::vector<NodeId>>> optionRecompute;
 };
 
 /// Where a backward node that reads no forward value goes within the groups
@@ -290,8 +348,22 @@ buildRotorStageMap(const TrainingGraph &graph,
                    const std::vector<std::vector<NodeId>> &stages = {},
                    BackwardPlacement placement = BackwardPlacement::Balanced);
 
+/// The blocks solver's options (issue 24, after Rockmate, Zhao et al.,
+/// ICML'23: each block solved for several memory options, a chain DP over
+/// the blocks): for every stage whose group reads what the stage stores,
+/// the alternatives of keeping only a subset K of those values (the others
+/// recomputed by B^l from a^{l-1} and K, by the fewest forward nodes of the
+/// stage). Every subset when the stage stores at most `exhaustive` such
+/// values (the exact set of options of this model), else the nested subsets
+/// that drop values in increasing order of recomputation cost per byte;
+/// options that another beats in every figure are dropped, and at most
+/// `maxOptions` kept. Sets map.chain.options and map.optionRecompute.
+void addBlockOptions(const TrainingGraph &graph, RotorStageMap &map,
+                     unsigned exhaustive = 10, unsigned maxOptions = 8);
+
 /// Runs an operation sequence on the graph: F^l computes the nodes of stage
-/// l, B^l those of group l (in id order), Drop computes nothing; the
+/// l, B^{l,k} the recomputation of option k (if any) then those of group l
+/// (in id order), Drop computes nothing; the
 /// sequence is checked against the stored items of Table 1, and the frees
 /// are placed by insertEarlyFrees (each buffer right after its last use).
 /// For a valid sequence of a stage map built from `graph`, the simulated
@@ -322,6 +394,8 @@ struct RotorOptions {
   /// Also try the stages of the structure analysis' linear hierarchy
   /// (include/remat/Structure), and keep the better plan.
   bool tryHierarchy = true;
+  /// The blocks solver: every stage gets its options (addBlockOptions).
+  bool blockOptions = false;
 };
 
 /// What a rotor / revolve solve did, for reports and benchmarks.
@@ -352,6 +426,17 @@ llvm::Expected<Schedule> solveRotor(const TrainingGraph &graph,
                                     const SolverOptions &options,
                                     const RotorOptions &rotorOptions = {},
                                     RotorSolveInfo *info = nullptr);
+
+/// The blocks solver (issue 24; the structure of Rockmate, Zhao et al.,
+/// ICML'23: blocks solved for several memory options, rotor's recurrence
+/// over the blocks): rotor's dynamic program over the stages of the
+/// structure hierarchy (and the per-node stages), each stage with the
+/// options of addBlockOptions. Its optimum is over persistent sequences of
+/// those blocks and options, a restricted model: it proves nothing about
+/// the graph's optimum.
+llvm::Expected<Schedule> solveBlocks(const TrainingGraph &graph,
+                                     const SolverOptions &options,
+                                     RotorSolveInfo *info = nullptr);
 
 /// Revolve for heterogeneous chains as rotor's §5.3 converts it: only a^l
 /// is stored, an F_all right before each B (Revolve.cpp).

@@ -48,6 +48,11 @@ struct SolverOptions {
   /// progress; nullptr (the default): nowhere. A library never prints unasked:
   /// the front ends pass llvm::errs() for `progress=true` / `--progress`.
   llvm::raw_ostream *progress = nullptr;
+  /// Called with every plan a solver simulates on its way to its answer
+  /// (other stagings, other memories, other segment budgets), whatever
+  /// budget it was given: `auto` keeps the best of them for the user's
+  /// budget (issue 24). Empty: nobody listens.
+  std::function<void(const Schedule &, const SimulationReport &)> observer;
 };
 
 /// The largest number of memory slots S (rotor's table holds S + 1 floats
@@ -66,41 +71,71 @@ llvm::Error checkMemorySlots(uint64_t slots, llvm::StringRef name = "slots");
 /// Both checks on `options` (runSolver runs it before any solver).
 llvm::Error checkSolverOptions(const SolverOptions &options);
 
-/// What is known of a plan besides its simulation (DESIGN.md §6):
+/// What is known of a plan besides its simulation (DESIGN.md §6). Every
+/// claim is about *all* plans of the graph (any order, any recomputation):
+/// a solver that optimises a restricted model (Checkmate's fixed order of
+/// first computations or coarse graph, rotor's persistent chains, the block
+/// solver's options) reports what it proves about that model in
+/// SolvedPlan::modelBound instead (issue 24).
 enum class PlanStatus {
-  /// Within the budget and proven cheapest: it computes every node exactly
-  /// once (no plan can cost less), or an exact search proved no plan of its
-  /// model cheaper (checkmate-ilp: Checkmate's MILP, seeds/001 §4).
+  /// Within the budget and proven cheapest of all plans: it computes every
+  /// node exactly once (no plan can cost less), or a search over every
+  /// schedule (`exact`, ExactSearch.h) proved nothing cheaper fits.
   Optimal,
-  /// Within the budget, from a search that stopped before proving it
-  /// optimal; `lowerBound` says how far from optimal it can be.
+  /// Within the budget, with a proven lower bound on the cost of every plan
+  /// within the budget above the graph's total cost (`lowerBound` says how
+  /// far from optimal the plan can be).
   Feasible,
-  /// No plan meets the budget, proven: some node needs more bytes with its
-  /// inputs and outputs than the budget (peakLowerBound), or Checkmate's
-  /// model has no plan within it. The plan is the solver's fallback.
+  /// No plan meets the budget, proven for every plan: some node needs more
+  /// bytes with its inputs and outputs, or the step outputs held when the
+  /// last of them is computed exceed it (peakLowerBound), or the exact
+  /// search exhausted every schedule. The plan is the solver's fallback.
   Infeasible,
   /// The plan misses the budget and nothing is proven: a heuristic missed
   /// it, or a search ran out of time without a plan.
   NoPlan,
   /// Within the budget (or no budget was given), no optimality claim: the
-  /// baselines, and the dynamic programs, whose optimum is over their own
-  /// chain model (rotor, revolve, feng, hong), not over all plans.
+  /// baselines, the dynamic programs, whose optimum is over their own chain
+  /// model (rotor, revolve, feng, hong), and Checkmate, whose optimum is over
+  /// its model (see ModelBound).
   Heuristic,
 };
 
 llvm::StringRef planStatusName(PlanStatus status);
+
+/// What a solver proved about its own model, which restricts the plans it
+/// considers: Checkmate's MILP fixes the order of first computations
+/// (seeds/003 §4.6: "This reduces the feasible set") and may coarsen the
+/// graph; rotor's sequences are persistent chains (seeds/004 §4). True of the
+/// model only: a plan outside it can be cheaper, so none of this is ever
+/// reported as the graph's lower bound, optimum or infeasibility.
+struct ModelBound {
+  /// The model, e.g. "checkmate frontier-advancing stages, full graph in
+  /// program order" or "... coarse graph (300 of 897 nodes)".
+  std::string model;
+  /// No plan of the model within the budget costs less (0 when unknown).
+  double lowerBound = 0;
+  /// The plan is proven optimal for the model.
+  bool optimal = false;
+  /// The model has no plan within the budget.
+  bool infeasible = false;
+
+  llvm::json::Value toJSON() const;
+};
 
 /// A solver's schedule with what the solver can prove about it; a bare
 /// Schedule converts to one with nothing proven.
 struct SolvedPlan {
   SolvedPlan(Schedule schedule) : schedule(std::move(schedule)) {}
   Schedule schedule;
-  /// Set by solvers that prove something (Checkmate); else the status
-  /// follows from the simulation.
+  /// Set by solvers that prove something about all plans (the exact search);
+  /// else the status follows from the simulation.
   std::optional<PlanStatus> status;
-  /// A proven lower bound on the cost of any plan within the budget (in the
-  /// solver's model), 0 when none.
+  /// A proven lower bound on the cost of every plan of the graph within the
+  /// budget, 0 when none.
   double costLowerBound = 0;
+  /// What the solver proved about its restricted model, if anything.
+  std::optional<ModelBound> modelBound;
 };
 
 struct SolverResult {
@@ -114,16 +149,22 @@ struct SolverResult {
   /// See PlanStatus; set by runSolver (statusOf) from the simulation and the
   /// solver's own proof.
   PlanStatus status = PlanStatus::Heuristic;
-  /// Proven lower bound on the cost of any plan within the budget, when the
-  /// status is optimal or feasible: at least the graph's total cost (every
-  /// node runs once), or the bound of the solver's search when higher.
+  /// Proven lower bound on the cost of every plan of the graph within the
+  /// budget, when the status is optimal or feasible: at least the graph's
+  /// total cost (every node runs once), or the bound of a search over all
+  /// plans when higher.
   std::optional<double> lowerBound;
+  /// The solver's claim about its own model (SolvedPlan::modelBound).
+  std::optional<ModelBound> modelBound;
 };
 
 /// A lower bound on the peak (non-fixed bytes) of every plan: the largest,
 /// over the nodes, of what must be held while the node runs: its non-fixed
 /// inputs, its outputs (less the inputs it may update in place) and its
-/// workspace. A budget below it is infeasible for every solver.
+/// workspace, plus the step outputs of its ancestors (computed before it and
+/// never freed); and, since step outputs are never freed, what the last
+/// node producing one holds next to every other step output. A budget below
+/// it is infeasible for every solver.
 uint64_t peakLowerBound(const TrainingGraph &graph);
 
 /// The status and lower bound of a simulated plan at `budget` (nullopt: no
