@@ -53,6 +53,96 @@ remat::inPlaceUpdates(const TrainingGraph &graph, const Schedule &schedule) {
   return inPlace;
 }
 
+Schedule remat::withoutDeadComputes(const TrainingGraph &graph,
+                                    const Schedule &schedule,
+                                    size_t *removed) {
+  const size_t numValues = graph.numValues();
+  const size_t numNodes = graph.numNodes();
+  // Every node is computed at least once (a plan computes the whole graph):
+  // a node all of whose computations are dead keeps its first one, and the
+  // pass runs again with it kept (its inputs are then read).
+  std::vector<char> keep(schedule.steps.size(), 0);
+  std::vector<char> dead;
+  size_t count = 0;
+  for (int round = 0; round < 2; ++round) {
+    // Backwards: `readLater[v]` says whether a step after this one reads
+    // the instance of v live here (the step outputs are read by the caller
+    // after the last step); a kept Compute of v's producer starts it.
+    std::vector<char> readLater(numValues, 0);
+    for (size_t v = 0; v < numValues; ++v)
+      readLater[v] = graph.value(v).isOutput;
+    dead.assign(schedule.steps.size(), 0);
+    count = 0;
+    for (size_t i = schedule.steps.size(); i-- > 0;) {
+      const Step &step = schedule.steps[i];
+      if (!step.isCompute() || step.id < 0 ||
+          static_cast<size_t>(step.id) >= numNodes)
+        continue;
+      const Node &node = graph.node(step.id);
+      bool used = node.outputs.empty() || keep[i];
+      for (ValueId out : node.outputs)
+        used |= readLater[out] != 0;
+      if (!used) {
+        dead[i] = 1;
+        ++count;
+        continue;
+      }
+      for (ValueId out : node.outputs)
+        readLater[out] = 0;
+      for (ValueId in : node.inputs)
+        readLater[in] = 1;
+    }
+    // The first computation of each node left with none.
+    std::vector<char> kept(numNodes, 0);
+    std::vector<int64_t> first(numNodes, -1);
+    for (size_t i = 0; i < schedule.steps.size(); ++i) {
+      const Step &step = schedule.steps[i];
+      if (!step.isCompute() || step.id < 0 ||
+          static_cast<size_t>(step.id) >= numNodes)
+        continue;
+      if (first[step.id] < 0)
+        first[step.id] = static_cast<int64_t>(i);
+      kept[step.id] |= !dead[i];
+    }
+    bool again = false;
+    for (size_t n = 0; n < numNodes; ++n)
+      if (!kept[n] && first[n] >= 0) {
+        keep[first[n]] = 1;
+        again = true;
+      }
+    if (!again)
+      break;
+  }
+  if (removed)
+    *removed = count;
+  if (count == 0)
+    return schedule;
+  // Forwards: a Free of an instance that is no longer created goes (the
+  // value is then not resident, or holds an older instance that an earlier
+  // Free already released).
+  Schedule result;
+  result.steps.reserve(schedule.steps.size());
+  std::vector<char> resident(numValues, 0);
+  for (size_t v = 0; v < numValues; ++v)
+    resident[v] = graph.value(v).isFixed();
+  for (size_t i = 0; i < schedule.steps.size(); ++i) {
+    const Step &step = schedule.steps[i];
+    if (dead[i])
+      continue;
+    if (step.isCompute()) {
+      if (step.id >= 0 && static_cast<size_t>(step.id) < numNodes)
+        for (ValueId out : graph.node(step.id).outputs)
+          resident[out] = 1;
+    } else if (step.id >= 0 && static_cast<size_t>(step.id) < numValues) {
+      if (!resident[step.id])
+        continue;
+      resident[step.id] = 0;
+    }
+    result.steps.push_back(step);
+  }
+  return result;
+}
+
 SimulationReport remat::simulate(const TrainingGraph &graph,
                                  const Schedule &schedule) {
   SimulationReport report;

@@ -758,6 +758,26 @@ llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
   return std::move(best);
 }
 
+/// Every plan loses the computations whose results nothing reads
+/// (withoutDeadComputes): a chain solver mapped to a graph (rotor, revolve)
+/// can recompute a value for a backward node that then reads another
+/// instance; the compiled program would fill a buffer for nothing. Costs and
+/// peaks only go down; every tool reports the same plan.
+static void dropDeadComputes(const TrainingGraph &graph,
+                             SolverResult &result) {
+  size_t removed = 0;
+  Schedule pruned = withoutDeadComputes(graph, result.schedule, &removed);
+  if (removed == 0)
+    return;
+  SimulationReport report = simulate(graph, pruned);
+  if (!report.valid)
+    return;
+  LLVM_DEBUG(llvm::dbgs() << "solver '" << result.solver << "': " << removed
+                          << " dead computations removed\n");
+  result.schedule = std::move(pruned);
+  result.report = std::move(report);
+}
+
 llvm::Expected<SolverResult> remat::runSolver(const SolverInfo &solver,
                                               const TrainingGraph &graph,
                                               const SolverOptions &options) {
@@ -766,8 +786,12 @@ llvm::Expected<SolverResult> remat::runSolver(const SolverInfo &solver,
                                    "solver '" + solver.name +
                                        "': " + llvm::toString(std::move(err)));
   // The portfolio reports which solver won.
-  if (solver.name == "auto")
-    return runPortfolio(graph, options);
+  if (solver.name == "auto") {
+    llvm::Expected<SolverResult> result = runPortfolio(graph, options);
+    if (result)
+      dropDeadComputes(graph, *result);
+    return result;
+  }
   // Solvers index the graph without checks; a malformed graph must be an
   // error here rather than a crash inside one of them.
   if (llvm::Error err = graph.verify())
@@ -795,6 +819,7 @@ llvm::Expected<SolverResult> remat::runSolver(const SolverInfo &solver,
         llvm::inconvertibleErrorCode(),
         "solver '" + solver.name +
             "' produced an invalid plan: " + result.report.error);
+  dropDeadComputes(graph, result);
   result.meetsBudget =
       !options.budget || result.report.peakBytes <= *options.budget;
   result.modelBound = plan->modelBound;

@@ -17,6 +17,7 @@
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Remarks.h"
 #include "mlir/Pass/PassInstrumentation.h"
@@ -197,7 +198,8 @@ FailureOr<SolverResult> solveStep(FunctionOpInterface func, const TrainingGraph 
 /// found within the time limit.
 LogicalResult budgetError(FunctionOpInterface func, const TrainingGraph &graph,
                           const SolverResult &result, uint64_t budget,
-                          double timeLimitSeconds, unsigned slots) {
+                          double timeLimitSeconds, unsigned slots,
+                          std::optional<uint64_t> arenaBytes = std::nullopt) {
   LeastBudget least = leastFeasibleBudget(graph, timeLimitSeconds, slots);
   // The failing plan is a plan too (the limit may have cut the others).
   if (result.report.peakBytes < least.bytes) {
@@ -207,8 +209,10 @@ LogicalResult budgetError(FunctionOpInterface func, const TrainingGraph &graph,
   InFlightDiagnostic diag = func.emitError("budget of ");
   diag << budget << " bytes is infeasible for solver '" << result.solver
        << "' on '" << func.getName() << "', whose plan needs "
-       << result.report.peakBytes << " bytes; the least feasible budget is "
-       << least.bytes << " bytes (solver '" << least.solver << "')";
+       << (arenaBytes ? *arenaBytes : result.report.peakBytes)
+       << " bytes; the least feasible budget is " << least.bytes
+       << " bytes (solver '" << least.solver << "')";
+
   if (!least.notRun.empty()) {
     std::string seconds;
     llvm::raw_string_ostream(seconds) << llvm::format("%g", timeLimitSeconds);
@@ -217,6 +221,12 @@ LogicalResult budgetError(FunctionOpInterface func, const TrainingGraph &graph,
          << llvm::join(least.notRun, ", ")
          << "; time-limit=0 runs them all)";
   }
+  if (arenaBytes && *arenaBytes != result.report.peakBytes)
+    diag.attachNote() << "with its buffers placed: the plan's " << *arenaBytes
+                      << " bytes are its arena, for "
+                      << result.report.peakBytes
+                      << " live bytes; the least feasible budget counts live "
+                         "bytes, and its arena may need a little more";
   return diag;
 }
 
@@ -268,6 +278,11 @@ llvm::Expected<ArenaPlan> planArena(const TrainingGraph &graph,
   return plan;
 }
 
+/// Seconds of exact placement search spent on a plan whose heuristic
+/// placement misses the budget that its live bytes meet (arena-search-time
+/// 0 otherwise keeps the placement deterministic and fast).
+constexpr double kArenaRetrySearchSeconds = 2.0;
+
 /// A plan with its buffers placed, and whether its arena meets the budget.
 struct PlacedPlan {
   SolverResult result;
@@ -312,12 +327,36 @@ FailureOr<PlacedPlan> placePlan(FunctionOpInterface func,
     placed.arena = std::move(*plan);
     placed.meetsBudget = placed.result.meetsBudget &&
                          (!budget || placed.arena->figure() <= *budget);
+    // Above the budget by its placement only: the exact placement search
+    // (MiniMalloc's) may close the gap before any plan is given up.
+    double exactSeconds = options.timeLimit > 0
+                              ? std::min(kArenaRetrySearchSeconds,
+                                         options.timeLimit)
+                              : kArenaRetrySearchSeconds;
+    if (!placed.meetsBudget && placed.result.meetsBudget &&
+        !placed.arena->placement.optimal &&
+        options.searchSeconds < exactSeconds) {
+      llvm::Expected<ArenaPlan> exact = planArena(
+          graph, placed.result.schedule, options.alignment, exactSeconds);
+      if (exact && exact->figure() < placed.arena->figure()) {
+        placed.arena = std::move(*exact);
+        placed.meetsBudget = placed.arena->figure() <= *budget;
+      } else if (!exact) {
+        llvm::consumeError(exact.takeError());
+      }
+    }
     if (placed.meetsBudget || !placed.result.meetsBudget)
       return placed;
+    // The first retry asks for room for this plan's whole fragmentation
+    // (its arena less its live bytes, which a plan of similar shape needs
+    // again); the later ones lower the budget by what is still missing.
     uint64_t excess = placed.arena->figure() - *budget;
-    if (attempt == 4 || *solveBudget <= excess)
+    uint64_t lowerBy =
+        attempt == 0 ? placed.arena->figure() - placed.result.report.peakBytes
+                     : excess;
+    if (attempt == 4 || *solveBudget <= lowerBy)
       return placed;
-    *solveBudget -= excess;
+    *solveBudget -= lowerBy;
     LLVM_DEBUG(llvm::dbgs() << "remat-apply @" << func.getName() << ": arena "
                             << placed.arena->figure()
                             << " above the budget, solving again under "
@@ -337,23 +376,67 @@ FailureOr<PlacedPlan> placePlan(FunctionOpInterface func,
 
 /// The arena offsets of `op`'s operands at the Compute `statement`: the
 /// buffer that holds each operand's graph value then (`bufferOf`), -1 for
-/// fixed values, scalars and returned buffers.
+/// fixed values, scalars and returned buffers. A destination operand (a
+/// DPS init) gets the offset of the buffer its tied result is planned in:
+/// the same as the init's when the update is in place, else the buffer
+/// bufferization copies the init into (and the op then writes), which is
+/// the result's, not the input's (an in-place update whose input is still
+/// read later by a recomputation).
 ArrayAttr operandOffsets(Operation *op, const ExtractedGraph &extracted,
                          const ArenaPlan &plan,
                          const llvm::DenseMap<ValueId, int> &bufferOf) {
   Builder b(op->getContext());
+  auto offsetOfValue = [&](mlir::Value value) -> std::optional<int64_t> {
+    auto it = extracted.valueOf.find(value);
+    if (it == extracted.valueOf.end())
+      return std::nullopt;
+    auto buffer = bufferOf.find(it->second);
+    if (buffer == bufferOf.end())
+      return std::nullopt;
+    return plan.offsetOf(buffer->second);
+  };
+  auto dps = dyn_cast<DestinationStyleOpInterface>(op);
   SmallVector<Attribute> offsets;
-  for (mlir::Value operand : op->getOperands()) {
-    int64_t offset = -1;
-    auto it = extracted.valueOf.find(operand);
-    if (it != extracted.valueOf.end()) {
-      auto buffer = bufferOf.find(it->second);
-      if (buffer != bufferOf.end())
-        offset = plan.offsetOf(buffer->second);
-    }
-    offsets.push_back(b.getI64IntegerAttr(offset));
+  for (OpOperand &operand : op->getOpOperands()) {
+    std::optional<int64_t> offset;
+    if (dps && dps.isDpsInit(&operand))
+      offset = offsetOfValue(dps.getTiedOpResult(&operand));
+    if (!offset)
+      offset = offsetOfValue(operand.get());
+    offsets.push_back(b.getI64IntegerAttr(offset.value_or(-1)));
   }
   return b.getArrayAttr(offsets);
+}
+
+/// The arena offset of the node output that `value` (a fresh destination,
+/// e.g. a tensor.empty's result) becomes through the destination operands
+/// of its node's ops: none if it never reaches a planned graph value.
+std::optional<int64_t>
+destinationOffset(mlir::Value value, const ExtractedGraph &extracted,
+                  const ArenaPlan &plan,
+                  const llvm::DenseMap<ValueId, int> &bufferOf) {
+  for (int hops = 0; hops < 64; ++hops) {
+    auto it = extracted.valueOf.find(value);
+    if (it != extracted.valueOf.end()) {
+      auto buffer = bufferOf.find(it->second);
+      if (buffer == bufferOf.end())
+        return std::nullopt;
+      int64_t offset = plan.offsetOf(buffer->second);
+      return offset >= 0 ? std::optional<int64_t>(offset) : std::nullopt;
+    }
+    mlir::Value next;
+    for (OpOperand &use : value.getUses()) {
+      auto dps = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
+      if (dps && dps.isDpsInit(&use)) {
+        next = dps.getTiedOpResult(&use);
+        break;
+      }
+    }
+    if (!next)
+      return std::nullopt;
+    value = next;
+  }
+  return std::nullopt;
 }
 
 /// Reorders the step's ops into the schedule's Compute order and clones
@@ -393,8 +476,37 @@ void applySchedule(FunctionOpInterface func, const ExtractedGraph &extracted,
                            size_t statement) {
     if (!arena)
       return;
-    target->setAttr(RematDialect::kOperandOffsetsAttr,
-                    operandOffsets(original, extracted, *arena, bufferOf));
+    // An op without operands (tensor.empty) has no offsets to say; where
+    // it is the destination its node's output is built in (a concat's
+    // insert_slice chain), its location carries that output's offset:
+    // bufferization turns it into the buffer's allocation with this
+    // location, while the ops that fill it (subviews, copies) carry no
+    // attributes any more (remat-assign-arena reads it).
+    // The same for an op whose update may be out of place (an insert_slice
+    // into a value still read later): bufferization allocates its result's
+    // buffer with the op's location.
+    mlir::Value built;
+    if (original->getNumOperands() == 0 && original->getNumResults() == 1)
+      built = original->getResult(0);
+    else if (auto dps = dyn_cast<DestinationStyleOpInterface>(original))
+      // Only an update of another node's value may be out of place.
+      if (dps.getNumDpsInits() > 0 &&
+          extracted.valueOf.count(dps.getDpsInitOperand(0)->get()))
+        built = dps.getTiedOpResult(dps.getDpsInitOperand(0));
+    if (built) {
+      if (std::optional<int64_t> offset =
+              destinationOffset(built, extracted, *arena, bufferOf))
+        target->setLoc(FusedLoc::get(
+            ctx, {original->getLoc()},
+            DictionaryAttr::get(
+                ctx, {NamedAttribute(
+                         StringAttr::get(ctx, RematDialect::kArenaOffsetLocKey),
+                         IntegerAttr::get(IntegerType::get(ctx, 64),
+                                          *offset))})));
+    }
+    if (original->getNumOperands() != 0)
+      target->setAttr(RematDialect::kOperandOffsetsAttr,
+                      operandOffsets(original, extracted, *arena, bufferOf));
     if (original->hasAttr(RematDialect::kWorkspaceAttr)) {
       int64_t offset =
           arena->offsetOf(arena->buffers.workspaceBuffers[statement]);
@@ -600,7 +712,19 @@ struct RematApply : public remat::impl::RematApplyPassBase<RematApply> {
     if (failed(result))
       return signalPassFailure();
     if (!result->meetsBudget) {
-      (void)budgetError(func, graph, *result, **budgetBytes, timeLimit, slots);
+      // With an arena the plan's figure is its arena: what a budget must be
+      // for this plan to fit.
+      std::optional<uint64_t> figure;
+      if (arena) {
+        llvm::Expected<ArenaPlan> placedPlan = planArena(
+            graph, result->schedule, arenaAlignment, arenaSearchTime);
+        if (placedPlan)
+          figure = placedPlan->figure();
+        else
+          llvm::consumeError(placedPlan.takeError());
+      }
+      (void)budgetError(func, graph, *result, **budgetBytes, timeLimit, slots,
+                        figure);
       return signalPassFailure();
     }
     // The arena is the figure: a plan that fits the budget in live bytes
@@ -617,12 +741,12 @@ struct RematApply : public remat::impl::RematApplyPassBase<RematApply> {
         func.emitError() << "budget of " << **budgetBytes
                          << " bytes is infeasible for solver '"
                          << placed->result.solver << "' on '"
-                         << func.getName()
-                         << "' once its buffers are placed: its plan needs "
-                         << placed->result.report.peakBytes
-                         << " live bytes and an arena of "
+                         << func.getName() << "', whose plan needs "
                          << placed->arena->arenaBytes
-                         << " bytes, and no plan it finds under a lower "
+                         << " bytes once its buffers are placed (an arena "
+                            "for "
+                         << placed->result.report.peakBytes
+                         << " live bytes); no plan it finds under a lower "
                             "budget fits";
         return signalPassFailure();
       }

@@ -78,6 +78,27 @@ plannedOffset(Value buffer, const llvm::DenseMap<Operation *, size_t> &order) {
   return offset;
 }
 
+/// The offset remat-apply put in the location of a fresh destination (a
+/// fused location whose metadata has remat.arena_offset), if any.
+std::optional<int64_t> offsetFromLocation(Location loc) {
+  std::optional<int64_t> offset;
+  loc->walk([&](Location nested) {
+    auto fused = dyn_cast<FusedLoc>(nested);
+    if (!fused)
+      return WalkResult::advance();
+    auto metadata = dyn_cast_or_null<DictionaryAttr>(fused.getMetadata());
+    if (!metadata)
+      return WalkResult::advance();
+    if (auto value = metadata.getAs<IntegerAttr>(
+            RematDialect::kArenaOffsetLocKey)) {
+      offset = value.getInt();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return offset;
+}
+
 struct RematAssignArenaPass
     : remat::impl::RematAssignArenaPassBase<RematAssignArenaPass> {
   using Base::Base;
@@ -165,10 +186,15 @@ struct RematAssignArenaPass
       if (!bytes)
         continue; // dynamic: an allocation of its own
       std::optional<int64_t> offset = plannedOffset(alloc, order);
+      if (!offset)
+        offset = offsetFromLocation(alloc.getLoc());
       if (!offset) {
-        LLVM_DEBUG(llvm::dbgs() << getArgument() << ": " << alloc.getLoc()
-                                << ": no planned offset, stays an "
-                                   "allocation\n");
+        // Nothing the plan placed uses it: the program holds memory the
+        // plan did not count. Said, not hidden.
+        alloc.emitWarning("remat-assign-arena: no op of the plan uses this "
+                          "buffer (")
+            << *bytes << " bytes): it stays an allocation of its own, "
+            << "outside the arena and the plan's figure";
         continue;
       }
       // Alive to its free, or to the end for a result.

@@ -1,8 +1,20 @@
-// RUN: remat-opt %S/../Transforms/apply.mlir --remat-lower-to-cpu="solver=chen-sqrtn" | FileCheck %s
+// RUN: remat-opt %S/../Transforms/apply.mlir --remat-lower-to-cpu="solver=chen-sqrtn" | FileCheck %s --check-prefix=ARENA
+// RUN: remat-opt %S/../Transforms/apply.mlir --remat-lower-to-cpu="solver=chen-sqrtn dealloc=early" | FileCheck %s
 // RUN: remat-opt %S/../Transforms/apply.mlir --remat-lower-to-cpu="solver=chen-sqrtn dealloc=upstream" | FileCheck %s --check-prefix=UPSTREAM
 // RUN: remat-opt %s --split-input-file --verify-diagnostics --remat-lower-to-cpu="solver=checkpoint-all" -o /dev/null
 
-// The step is in the LLVM dialect; every buffer goes through the runtime's
+// By default (dealloc=arena) every buffer of the step is a view of one arena
+// at its planned offset: the step asks the runtime for its arena (260 bytes,
+// the live peak: this plan places without a gap) and allocates nothing else.
+// ARENA-LABEL: llvm.func @square_chain
+// ARENA-SAME: remat.arena_bytes = 260
+// ARENA-SAME: remat.live_peak_bytes = 260
+// ARENA: llvm.call @remat_rt_arena(%{{.*}}, %{{.*}}) {remat.arena_bytes = 260 : i64}
+// ARENA-NOT: llvm.call @_mlir_memref_to_llvm_alloc
+// ARENA-NOT: llvm.call @_mlir_memref_to_llvm_free
+// ARENA: llvm.return
+
+// With dealloc=early the step is in the LLVM dialect; every buffer goes through the runtime's
 // counting allocation functions. Under chen-sqrtn the chain allocates 12
 // buffers (10 nodes + 2 recomputations) and frees all but the 2 outputs
 // (the frees are counted in the execution tests).

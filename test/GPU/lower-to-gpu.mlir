@@ -1,12 +1,22 @@
-// RUN: remat-opt %S/../Transforms/apply.mlir --remat-lower-to-gpu="solver=chen-sqrtn" -o %t.mlir
+// RUN: remat-opt %S/../Transforms/apply.mlir --remat-lower-to-gpu="solver=chen-sqrtn arena=false" -o %t.mlir
 // RUN: FileCheck %s --implicit-check-not=@malloc < %t.mlir
+// RUN: remat-opt %S/../Transforms/apply.mlir --remat-lower-to-gpu="solver=chen-sqrtn" | FileCheck %s --check-prefix=ARENA --implicit-check-not=@malloc
 // RUN: %PYTHON %S/Inputs/extract_ptx.py %t.mlir --dump %t.ptx | FileCheck %s --check-prefix=COUNT
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: remat-opt %S/../Transforms/apply.mlir --remat-lower-to-gpu="solver=chen-sqrtn entry=square_chain" | FileCheck %s --check-prefix=MAIN
 // RUN: remat-opt %S/../Transforms/apply.mlir --remat-lower-to-gpu="solver=none chip=sm_80 features=+ptx75" | FileCheck %s --check-prefix=SM80
 // RUN: remat-opt %s --split-input-file --verify-diagnostics --remat-lower-to-gpu="solver=checkpoint-all" -o /dev/null
 
-// The step is host code in the LLVM dialect that calls the project's CUDA
+// By default every buffer of the step is a view of one device arena at its
+// planned offset (remat_rt_arena, allocated once per program): no device
+// allocation or free in the step.
+// ARENA-LABEL: llvm.func @square_chain
+// ARENA: llvm.call @remat_rt_arena(%{{.*}}, %{{.*}}) {remat.arena_bytes = 260 : i64}
+// ARENA-NOT: @mgpuMemAlloc
+// ARENA-NOT: @mgpuMemFree
+// ARENA: llvm.return
+
+// With arena=false the step is host code in the LLVM dialect that calls the project's CUDA
 // runtime: under chen-sqrtn the chain allocates the 12 buffers of the CPU
 // path (10 nodes + 2 recomputations) as device buffers, all on the stream of
 // the step's one async token chain, and frees all but the 2 outputs; nothing

@@ -20,12 +20,12 @@
 // SQRTN: %[[H2:.*]] = linalg.generic {{.*}} ins(%[[H1]]
 // SQRTN: %[[H3:.*]] = linalg.generic {{.*}} ins(%[[H2]]
 // SQRTN: linalg.generic {{.*}} ins(%[[H3]]
-// SQRTN: {remat.loss}
+// SQRTN: remat.loss
 // SQRTN: %[[G3:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[H3]]
 // SQRTN: %[[E1:.*]] = tensor.empty() {remat.recompute = 0 : i64}
-// SQRTN-NEXT: %[[R1:.*]] = linalg.generic {{.*}} ins(%arg0 {{.*}} outs(%[[E1]] {{.*}} attrs =  {remat.recompute = 0 : i64}
+// SQRTN-NEXT: %[[R1:.*]] = linalg.generic {{.*}} ins(%arg0 {{.*}} outs(%[[E1]] {{.*}} attrs = {{.*}}remat.recompute = 0 : i64}
 // SQRTN: %[[E2:.*]] = tensor.empty() {remat.recompute = 1 : i64}
-// SQRTN-NEXT: %[[R2:.*]] = linalg.generic {{.*}} ins(%[[R1]] {{.*}} outs(%[[E2]] {{.*}} attrs =  {remat.recompute = 1 : i64}
+// SQRTN-NEXT: %[[R2:.*]] = linalg.generic {{.*}} ins(%[[R1]] {{.*}} outs(%[[E2]] {{.*}} attrs = {{.*}}remat.recompute = 1 : i64}
 // SQRTN: %[[G2:.*]] = linalg.generic {{.*}} ins(%[[G3]], %[[R2]]
 // SQRTN: %[[G1:.*]] = linalg.generic {{.*}} ins(%[[G2]], %[[R1]]
 // SQRTN: %[[G0:.*]] = linalg.generic {{.*}} ins(%[[G1]], %arg0

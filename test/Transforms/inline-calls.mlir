@@ -77,7 +77,7 @@ func.func @not_a_step(%x: tensor<16xf32>) -> tensor<16xf32> {
 // CHECK: %[[H3:.*]] = linalg.generic {{.*}} ins(%[[H2]]
 // CHECK: %[[H4:.*]] = linalg.generic {{.*}} ins(%[[H3]]
 // The loss marker moves from the call to the op that computes the loss.
-// CHECK: linalg.generic {{.*}} ins(%[[H4]] {{.*}} attrs =  {remat.loss}
+// CHECK: linalg.generic {{.*}} ins(%[[H4]] {{.*}} attrs = {{.*}}remat.loss
 // CHECK: %[[G3:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[H3]]
 // CHECK-NOT: call
 // CHECK: return
@@ -85,7 +85,7 @@ func.func @not_a_step(%x: tensor<16xf32>) -> tensor<16xf32> {
 // SQRTN-LABEL: func.func @square_chain_calls
 // SQRTN-SAME: remat.predicted_peak_bytes = 260
 // SQRTN-SAME: remat.recomputations = 2
-// SQRTN: linalg.generic {{.*}} ins(%arg0 {{.*}} attrs =  {remat.recompute = 0 : i64}
+// SQRTN: linalg.generic {{.*}} ins(%arg0 {{.*}} attrs = {{.*}}remat.recompute = 0 : i64}
 // SQRTN-NOT: call
 
 // REPORT: "function": "square_chain_calls"

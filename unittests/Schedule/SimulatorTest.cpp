@@ -558,3 +558,40 @@ TEST(TrainingGraphReuses, VerifyAndJSON) {
 }
 
 } // namespace
+
+namespace {
+
+// makeChain(2): values x=0, a0=1, a1=2, loss=3, d1=4, d0=5, g=6;
+// nodes f0=0, f1=1, L=2, BL=3, b1=4, b0=5.
+TEST(DeadComputes, RecomputationNothingReadsGoes) {
+  TrainingGraph g = makeChain(2);
+  // f0, f1, L, BL (a1 freed), then f1 recomputed and freed before anything
+  // reads it (dead), b1 (reads d1, a0), b0 (reads d0, x). The dead instance
+  // and its Free go: one computation less, the same results.
+  Schedule s{{C(0), C(1), C(2), C(3), F(2), C(1), F(2), C(4), F(4), F(1),
+              C(5), F(5)}};
+  SimulationReport before = simulate(g, s);
+  ASSERT_TRUE(before.error.empty()) << before.error;
+  size_t removed = 0;
+  Schedule pruned = withoutDeadComputes(g, s, &removed);
+  EXPECT_EQ(removed, 1u);
+  SimulationReport after = simulate(g, pruned);
+  ASSERT_TRUE(after.error.empty()) << after.error;
+  EXPECT_EQ(pruned.steps.size(), s.steps.size() - 2);
+  EXPECT_EQ(after.totalCost, before.totalCost - 1);
+  EXPECT_LE(after.peakBytes, before.peakBytes);
+  EXPECT_EQ(after.numRecomputations, before.numRecomputations - 1);
+}
+
+TEST(DeadComputes, EveryNodeKeepsOneComputation) {
+  // n2's output z is read by nothing: its only computation stays (a plan
+  // computes the whole graph), and a plan without dead work is unchanged.
+  TrainingGraph g = makeFork();
+  Schedule s{{C(0), C(1), C(2), F(1), F(3)}};
+  size_t removed = 7;
+  Schedule pruned = withoutDeadComputes(g, s, &removed);
+  EXPECT_EQ(removed, 0u);
+  EXPECT_EQ(pruned.steps, s.steps);
+}
+
+} // namespace

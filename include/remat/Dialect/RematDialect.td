@@ -53,6 +53,11 @@ def Remat_Dialect : Dialect {
     /// (-1: none), of the op's workspace, and the arena's size on the step.
     static constexpr llvm::StringLiteral kOperandOffsetsAttr =
         "remat.operand_offsets";
+    /// Key of the metadata of the fused location remat-apply gives a fresh
+    /// destination (tensor.empty) with the arena offset of the node output
+    /// built in it; survives bufferization, read by remat-assign-arena.
+    static constexpr llvm::StringLiteral kArenaOffsetLocKey =
+        "remat.arena_offset";
     static constexpr llvm::StringLiteral kWorkspaceOffsetAttr =
         "remat.workspace_offset";
     static constexpr llvm::StringLiteral kArenaBytesAttr = "remat.arena_bytes";

@@ -101,6 +101,21 @@ SimulationReport simulate(const TrainingGraph &graph, const Schedule &schedule);
 std::vector<std::vector<char>> inPlaceUpdates(const TrainingGraph &graph,
                                               const Schedule &schedule);
 
+/// `schedule` without its dead computations: a Compute none of whose outputs
+/// is read before that instance is freed or computed again, and that is not
+/// the last instance of a step output (the caller reads those after the
+/// step). Frees of the instances that are no longer created go too. Removing
+/// one may make the computations of its inputs dead: one pass backwards
+/// finds them all. The result computes and holds a subset of what
+/// `schedule` does, in the same order, so its cost and peak are at most
+/// `schedule`'s. `removed` (if given) counts the Computes dropped. (Chain
+/// solvers mapped to graphs, rotor's among them, can recompute a value for a
+/// backward node that reads another instance; the compiled program would
+/// allocate and fill a buffer nothing reads.)
+Schedule withoutDeadComputes(const TrainingGraph &graph,
+                             const Schedule &schedule,
+                             size_t *removed = nullptr);
+
 } // namespace remat
 
 #endif // REMAT_SCHEDULE_SCHEDULE_H
