@@ -303,13 +303,22 @@ void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
     CHECK(cuFuncSetAttribute(function,
                              CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                              smem));
-  CHECK(cuLaunchKernel(function, static_cast<unsigned>(gridX),
-                       static_cast<unsigned>(gridY),
-                       static_cast<unsigned>(gridZ),
-                       static_cast<unsigned>(blockX),
-                       static_cast<unsigned>(blockY),
-                       static_cast<unsigned>(blockZ),
-                       static_cast<unsigned>(smem), stream, params, extra));
+  // The launch's shape in the error: the driver's INVALID_VALUE says
+  // nothing of which limit (grid y/z <= 65535, 1024 threads a block) failed.
+  CUresult result = cuLaunchKernel(
+      function, static_cast<unsigned>(gridX), static_cast<unsigned>(gridY),
+      static_cast<unsigned>(gridZ), static_cast<unsigned>(blockX),
+      static_cast<unsigned>(blockY), static_cast<unsigned>(blockZ),
+      static_cast<unsigned>(smem), stream, params, extra);
+  if (result != CUDA_SUCCESS) {
+    std::fprintf(stderr,
+                 "remat-cuda: kernel launch of grid (%ld, %ld, %ld), block "
+                 "(%ld, %ld, %ld), %d bytes of shared memory:\n",
+                 static_cast<long>(gridX), static_cast<long>(gridY),
+                 static_cast<long>(gridZ), static_cast<long>(blockX),
+                 static_cast<long>(blockY), static_cast<long>(blockZ), smem);
+    CHECK(result);
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -97,13 +97,24 @@ void RematMapParallelLoopsToGpuPass::runOnOperation() {
 
     // Threads per block, innermost dimension first: it takes as many as it
     // has iterations (up to the block size), the next ones what is left.
+    // CUDA's limits on a block's shape: 1024 threads in x and y, 64 in z
+    // (the driver rejects a launch of block (1, 1, 128) as an invalid value);
+    // on the grid, 65535 blocks in y and z.
+    constexpr int64_t kMaxThreads[] = {1024, 1024, 64};
+    constexpr int64_t kMaxBlocksYZ = 65535;
     SmallVector<int64_t> tileSizes(rank, 1);
     int64_t left = blockSize;
     for (unsigned k = 0; k < mapped; ++k) {
       unsigned d = rank - 1 - k;
       std::optional<int64_t> trips = staticTripCount(loop, d);
       int64_t tile = trips ? std::min(*trips, left) : left;
-      tile = std::max<int64_t>(tile, 1);
+      tile = std::min(std::max<int64_t>(tile, 1), kMaxThreads[k]);
+      if (k > 0 && trips && llvm::divideCeil(*trips, tile) > kMaxBlocksYZ) {
+        loop.emitError("remat-map-parallel-loops-to-gpu: dimension ")
+            << d << " of " << *trips << " iterations needs more than "
+            << kMaxBlocksYZ << " blocks of " << tile << " threads";
+        return signalPassFailure();
+      }
       tileSizes[d] = tile;
       left = std::max<int64_t>(left / tile, 1);
     }

@@ -169,6 +169,11 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
     fail("launch with an empty grid or block");
   if ((unsigned long long)bx * by * bz > 1024)
     fail("more than 1024 threads per block");
+  /* The shape limits of a real device (an H200 rejected block (1, 1, 128)). */
+  if (bx > 1024 || by > 1024 || bz > 64)
+    fail("a block dimension above (1024, 1024, 64)");
+  if (gy > 65535 || gz > 65535)
+    fail("a grid dimension y or z above 65535");
   if (!params)
     fail("launch without parameters");
   ++launches;
