@@ -1807,7 +1807,8 @@ llvm::Expected<Schedule> remat::solveRotorFamily(
     double columns = kColumnHeadroom * dp.slots;
     double affordable = std::cbrt(0.5 * options.timeLimitSeconds *
                                   kTableCellsPerSecond * 6 / columns);
-    unsigned cap = unsigned(std::max(16.0, affordable));
+    // Clamped before the cast: a huge limit must not overflow unsigned.
+    unsigned cap = unsigned(std::min(std::max(16.0, affordable), 1e9));
     if (maxStages == 0 || cap < maxStages)
       maxStages = cap;
   }

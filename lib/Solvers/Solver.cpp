@@ -275,12 +275,13 @@ uint64_t remat::peakLowerBound(const TrainingGraph &graph) {
   for (NodeId p : producers)
     pending += stepOut[p];
   for (NodeId id = 0; id < NodeId(n); ++id) {
-    uint64_t *mine = &ancestors[id * words];
+    // data(): no producer at all leaves `ancestors` empty (words == 0).
+    uint64_t *mine = ancestors.data() + id * words;
     for (ValueId in : graph.node(id).inputs) {
       NodeId p = graph.value(in).producer;
       if (p < 0)
         continue;
-      const uint64_t *up = &ancestors[p * words];
+      const uint64_t *up = ancestors.data() + p * words;
       for (size_t w = 0; w < words; ++w)
         mine[w] |= up[w];
       if (index[p] >= 0)
