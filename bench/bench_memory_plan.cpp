@@ -154,18 +154,6 @@ llvm::Expected<SolverResult> makePlan(const TrainingGraph &graph,
   return runSolver(*solver, graph, solverOptions);
 }
 
-const std::pair<PlacementOrder, PlacementFit> kHeuristics[] = {
-    {PlacementOrder::Size, PlacementFit::Best},
-    {PlacementOrder::Conflicts, PlacementFit::Best},
-    {PlacementOrder::Lifetime, PlacementFit::Best},
-    {PlacementOrder::Area, PlacementFit::Best},
-    {PlacementOrder::Program, PlacementFit::First},
-    {PlacementOrder::Lifetime, PlacementFit::Skyline},
-    {PlacementOrder::Size, PlacementFit::Skyline},
-    {PlacementOrder::Area, PlacementFit::Skyline},
-    {PlacementOrder::Program, PlacementFit::Skyline},
-    {PlacementOrder::Breadth, PlacementFit::Skyline},
-    {PlacementOrder::Breadth, PlacementFit::Best}};
 
 } // namespace
 
@@ -279,7 +267,7 @@ int main(int argc, char **argv) {
       line.buffers = buffers->buffers.size();
       line.peak = solved->report.peakBytes;
       Clock::time_point start = Clock::now();
-      for (auto [order, fit] : kHeuristics) {
+      for (auto [order, fit] : placementHeuristics()) {
         std::vector<uint64_t> offsets =
             placeGreedy(buffers->buffers, order, fit);
         line.heuristicArenas.push_back(
@@ -309,8 +297,8 @@ int main(int argc, char **argv) {
                              {"heuristics_seconds", line.heuristicSeconds}};
       llvm::json::Object heuristicJSON;
       for (size_t h = 0; h < line.heuristicArenas.size(); ++h)
-        heuristicJSON[placementMethodName(kHeuristics[h].first,
-                                          kHeuristics[h].second)] =
+        heuristicJSON[placementMethodName(placementHeuristics()[h].first,
+                                          placementHeuristics()[h].second)] =
             line.heuristicArenas[h];
       row["heuristics"] = std::move(heuristicJSON);
       row["placement"] = line.result.toJSON();

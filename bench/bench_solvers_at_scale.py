@@ -22,7 +22,7 @@ the checkpoint-all peak:
    table says so instead of using it.
 
 Graphs: `<graph-dir>/<model>.json` when present (default
-`/work/shared/graphs/torch-b4` when it exists), else the model is exported with
+`../shared/graphs/torch-b4` beside the checkout, when it exists), else the model is exported with
 `python/remat/torch_export.py` and `remat-opt --remat-export-graph` into
 `--cache` (default: a temporary directory). A benchmark is not a test: failures
 are reported in the table and the JSON, and the script exits 0 unless its own
@@ -49,7 +49,8 @@ EXPORTER = os.path.join(ROOT, "python", "remat", "torch_export.py")
 PYTHON = "/usr/bin/python3"
 DEFAULT_MODELS = "resnet50,mobilenet_v2,inception_v3,densenet201,transformer,unet"
 DEFAULT_EXAMPLES = "mlp8,siamese"
-SHARED_GRAPHS = "/work/shared/graphs/torch-b4"
+# ../shared beside the checkout (the team's exported graphs), when present.
+SHARED_GRAPHS = os.path.join(os.path.dirname(ROOT), "shared", "graphs", "torch-b4")
 
 
 def run(argv, timeout=None):

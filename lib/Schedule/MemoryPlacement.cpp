@@ -941,6 +941,24 @@ llvm::json::Value PlacementResult::toJSON(bool withOffsets) const {
   return object;
 }
 
+llvm::ArrayRef<std::pair<PlacementOrder, PlacementFit>>
+remat::placementHeuristics() {
+  static const std::pair<PlacementOrder, PlacementFit> heuristics[] = {
+    {PlacementOrder::Size, PlacementFit::Best},
+    {PlacementOrder::Conflicts, PlacementFit::Best},
+    {PlacementOrder::Lifetime, PlacementFit::Best},
+    {PlacementOrder::Area, PlacementFit::Best},
+    {PlacementOrder::Program, PlacementFit::First},
+    {PlacementOrder::Lifetime, PlacementFit::Skyline},
+    {PlacementOrder::Size, PlacementFit::Skyline},
+    {PlacementOrder::Area, PlacementFit::Skyline},
+    {PlacementOrder::Program, PlacementFit::Skyline},
+    {PlacementOrder::Breadth, PlacementFit::Skyline},
+    {PlacementOrder::Breadth, PlacementFit::Best},
+  };
+  return heuristics;
+}
+
 PlacementResult remat::placeBuffers(const std::vector<PlacementBuffer> &buffers,
                                     const PlacementOptions &options) {
   const Clock::time_point begin = Clock::now();
@@ -969,20 +987,7 @@ PlacementResult remat::placeBuffers(const std::vector<PlacementBuffer> &buffers,
       }
     adopt(std::move(offsets), "stacked");
   } else {
-    static const std::pair<PlacementOrder, PlacementFit> kHeuristics[] = {
-        {PlacementOrder::Size, PlacementFit::Best},
-        {PlacementOrder::Conflicts, PlacementFit::Best},
-        {PlacementOrder::Lifetime, PlacementFit::Best},
-        {PlacementOrder::Area, PlacementFit::Best},
-        {PlacementOrder::Program, PlacementFit::First},
-        {PlacementOrder::Lifetime, PlacementFit::Skyline},
-        {PlacementOrder::Size, PlacementFit::Skyline},
-        {PlacementOrder::Area, PlacementFit::Skyline},
-        {PlacementOrder::Program, PlacementFit::Skyline},
-        {PlacementOrder::Breadth, PlacementFit::Skyline},
-        {PlacementOrder::Breadth, PlacementFit::Best},
-    };
-    for (auto [order, fit] : kHeuristics) {
+    for (auto [order, fit] : placementHeuristics()) {
       Clock::time_point start = Clock::now();
       std::vector<uint64_t> offsets = placeGreedy(buffers, order, fit);
       PlacementAttempt attempt;

@@ -163,18 +163,6 @@ TEST(PlacementProperty, EverySolversPlanPlacedWithoutOverlap) {
   const char *const solvers[] = {"checkpoint-all", "chen-sqrtn", "chen-greedy",
                                  "hong-linear",    "feng",       "rotor",
                                  "revolve",        "reorder"};
-  const std::pair<PlacementOrder, PlacementFit> heuristics[] = {
-      {PlacementOrder::Size, PlacementFit::Best},
-      {PlacementOrder::Conflicts, PlacementFit::Best},
-      {PlacementOrder::Lifetime, PlacementFit::Best},
-      {PlacementOrder::Area, PlacementFit::Best},
-      {PlacementOrder::Program, PlacementFit::First},
-      {PlacementOrder::Lifetime, PlacementFit::Skyline},
-      {PlacementOrder::Size, PlacementFit::Skyline},
-      {PlacementOrder::Area, PlacementFit::Skyline},
-      {PlacementOrder::Program, PlacementFit::Skyline},
-      {PlacementOrder::Breadth, PlacementFit::Skyline},
-      {PlacementOrder::Breadth, PlacementFit::Best}};
   size_t plans = 0, placements = 0, withInPlace = 0, withWorkspace = 0;
   for (uint64_t index = 0; index < 120; ++index) {
     Rng rng(graphSeed(22, index));
@@ -232,7 +220,7 @@ TEST(PlacementProperty, EverySolversPlanPlacedWithoutOverlap) {
         }
         ++placements;
       };
-      for (auto [order, fit] : heuristics)
+      for (auto [order, fit] : placementHeuristics())
         judge(placeGreedy(sb->buffers, order, fit),
               placementMethodName(order, fit));
       PlacementOptions placementOptions;

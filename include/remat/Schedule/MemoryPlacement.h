@@ -24,12 +24,14 @@
 
 #include "remat/Schedule/Schedule.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace remat {
@@ -137,6 +139,9 @@ std::vector<uint64_t> placeGreedy(const std::vector<PlacementBuffer> &buffers,
 /// "first-fit-<order>", "best-fit-program" for the other combinations. The
 /// random dives are "skyline-random", the exact search "exact".
 std::string placementMethodName(PlacementOrder order, PlacementFit fit);
+
+/// The greedy heuristics placeBuffers runs, in its order.
+llvm::ArrayRef<std::pair<PlacementOrder, PlacementFit>> placementHeuristics();
 
 struct PlacementOptions {
   /// Run the greedy heuristics (best fit by size, conflicts, lifetime, area;
