@@ -254,6 +254,36 @@ struct Expectation {
   }
 };
 
+/// An activation's layout [images, G*channels, spatial...] as the library
+/// reads it (`strides[0]`, `strides[1]`; the spatial ones are set by the
+/// caller) and what it means for the op's loops (`e`): the images' class,
+/// the channels' class within a group, and the group times the group's
+/// `numChannels`.
+void describeActivation(int64_t *strides, const LoopClass &images,
+                        const LoopClass &channels, const LoopClass &groups,
+                        int64_t numChannels, const Access &a,
+                        Expectation &e) {
+  strides[0] = classStride(images, a);
+  strides[1] = channelStride(channels, groups, a);
+  e.add(images, strides[0]);
+  e.add(channels, strides[1]);
+  e.add(groups, numChannels * strides[1]);
+}
+
+/// A weight's layout [G, OC, IC, spatial...] (`strides[0..2]`) and what it
+/// means for the op's loops (`e`).
+void describeWeights(int64_t *strides, const LoopClass &groups,
+                     const LoopClass &outChannels,
+                     const LoopClass &inChannels, const Access &a,
+                     Expectation &e) {
+  strides[0] = classStride(groups, a);
+  strides[1] = classStride(outChannels, a);
+  strides[2] = classStride(inChannels, a);
+  e.add(groups, strides[0]);
+  e.add(outChannels, strides[1]);
+  e.add(inChannels, strides[2]);
+}
+
 /// One spatial window of the image: index `cp * p + cr * r + constant` of
 /// its dimension `dim`.
 struct Window {
@@ -459,22 +489,9 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
         ey.addLoop(w.r, y.address[w.r]);
         eo.addLoop(w.p, out->address[w.p]);
       }
-      d.srcStrides[0] = classStride(cxo, x);
-      d.srcStrides[1] = channelStride(cxy, g, x);
-      d.weightStrides[0] = classStride(g, y);
-      d.weightStrides[1] = classStride(cyo, y);
-      d.weightStrides[2] = classStride(cxy, y);
-      d.dstStrides[0] = classStride(cxo, *out);
-      d.dstStrides[1] = channelStride(cyo, g, *out);
-      ex.add(cxo, d.srcStrides[0]);
-      ex.add(cxy, d.srcStrides[1]);
-      ex.add(g, d.inChannels * d.srcStrides[1]);
-      ey.add(g, d.weightStrides[0]);
-      ey.add(cyo, d.weightStrides[1]);
-      ey.add(cxy, d.weightStrides[2]);
-      eo.add(cxo, d.dstStrides[0]);
-      eo.add(cyo, d.dstStrides[1]);
-      eo.add(g, d.outChannels * d.dstStrides[1]);
+      describeActivation(d.srcStrides, cxo, cxy, g, d.inChannels, x, ex);
+      describeWeights(d.weightStrides, g, cyo, cxy, y, ey);
+      describeActivation(d.dstStrides, cxo, cyo, g, d.outChannels, *out, eo);
     } else if (flipped) {
       // out[n, g, f, p] += X[n, g, c, p + r*d] * W[g, c, f, K-1-r]: the
       // backward data of a stride-1 convolution with padding (K-1)*d whose
@@ -503,22 +520,9 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
         ey.addLoop(w.r, y.address[w.r]);
         eo.addLoop(w.p, out->address[w.p]);
       }
-      d.dstStrides[0] = classStride(cxo, x);
-      d.dstStrides[1] = channelStride(cxy, g, x);
-      d.weightStrides[0] = classStride(g, y);
-      d.weightStrides[1] = classStride(cxy, y);
-      d.weightStrides[2] = classStride(cyo, y);
-      d.srcStrides[0] = classStride(cxo, *out);
-      d.srcStrides[1] = channelStride(cyo, g, *out);
-      ex.add(cxo, d.dstStrides[0]);
-      ex.add(cxy, d.dstStrides[1]);
-      ex.add(g, d.outChannels * d.dstStrides[1]);
-      ey.add(g, d.weightStrides[0]);
-      ey.add(cxy, d.weightStrides[1]);
-      ey.add(cyo, d.weightStrides[2]);
-      eo.add(cxo, d.srcStrides[0]);
-      eo.add(cyo, d.srcStrides[1]);
-      eo.add(g, d.inChannels * d.srcStrides[1]);
+      describeActivation(d.dstStrides, cxo, cxy, g, d.outChannels, x, ex);
+      describeWeights(d.weightStrides, g, cxy, cyo, y, ey);
+      describeActivation(d.srcStrides, cxo, cyo, g, d.inChannels, *out, eo);
     } else {
       // dw[g, oc, ic, k] += src[n, g, ic, o*s + k*d] * dy[n, g, oc, o]: the
       // window reads the kernel tap (an output loop) times the dilation and
@@ -543,22 +547,9 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
         ey.addLoop(w.r, y.address[w.r]);
         eo.addLoop(w.p, out->address[w.p]);
       }
-      d.srcStrides[0] = classStride(cxy, x);
-      d.srcStrides[1] = channelStride(cxo, g, x);
-      d.dstStrides[0] = classStride(cxy, y);
-      d.dstStrides[1] = channelStride(cyo, g, y);
-      d.weightStrides[0] = classStride(g, *out);
-      d.weightStrides[1] = classStride(cyo, *out);
-      d.weightStrides[2] = classStride(cxo, *out);
-      ex.add(cxy, d.srcStrides[0]);
-      ex.add(cxo, d.srcStrides[1]);
-      ex.add(g, d.inChannels * d.srcStrides[1]);
-      ey.add(cxy, d.dstStrides[0]);
-      ey.add(cyo, d.dstStrides[1]);
-      ey.add(g, d.outChannels * d.dstStrides[1]);
-      eo.add(g, d.weightStrides[0]);
-      eo.add(cyo, d.weightStrides[1]);
-      eo.add(cxo, d.weightStrides[2]);
+      describeActivation(d.srcStrides, cxy, cxo, g, d.inChannels, x, ex);
+      describeActivation(d.dstStrides, cxy, cyo, g, d.outChannels, y, ey);
+      describeWeights(d.weightStrides, g, cyo, cxo, *out, eo);
     }
   }
 
