@@ -10,7 +10,7 @@ bin="$root/build/bin"
 example="${1:-$root/examples/mlp8.mlir}"
 for solver in checkpoint-all chen-sqrtn; do
   echo "== solver=$solver =="
-  "$bin/remat-opt" "$example" --remat-report="solver=$solver" -o /dev/null |
+  "$bin/remat-opt" "$example" --remat-report="solver=$solver target=cpu" -o /dev/null |
     /usr/bin/python3 "$root/python/remat/plan_summary.py"
   "$bin/remat-run" "$example" --entry=train_step --solver="$solver" | grep '^remat-run:'
 done
