@@ -183,8 +183,9 @@ TEST(ReportedBounds, AreTrueForEveryPlanOfTinyRandomGraphs) {
       }
       double opt = double(*truth.optimum);
       double slack = 1e-9 * std::max(1.0, opt);
-      if (r.meetsBudget)
+      if (r.meetsBudget) {
         EXPECT_GE(cost, opt - slack) << where;
+      }
       if (r.lowerBound) {
         ++bounds;
         EXPECT_LE(*r.lowerBound, opt + slack) << where;
