@@ -84,7 +84,7 @@ def simulate(remat_opt, step):
         return None, failure(proc)
     entry = json.loads(proc.stdout)["functions"][0]
     sim = entry["plans"][0]["simulation"]
-    out = {"peak": sim["peakBytes"], "cost": sim["totalCost"], "nodes": entry["nodes"],
+    out = {"peak": sim["peak_bytes"], "cost": sim["total_cost"], "nodes": entry["nodes"],
            "fixed_bytes": entry["fixed_bytes"],
            "checkpoint_all_peak": entry["checkpoint_all_peak_bytes"]}
     proc, _ = run([remat_opt, step, "--pass-pipeline=builtin.module(func.func(remat-normalize-destinations),"

@@ -272,7 +272,7 @@ int main(int argc, char **argv) {
                             row.seconds, model);
         llvm::json::Object object{
             {"solver", row.solver},  {"status", row.status},
-            {"peakBytes", row.peak}, {"meetsBudget", row.meets},
+            {"peak_bytes", row.peak}, {"meets_budget", row.meets},
             {"cost", row.cost},      {"overhead", row.overhead},
             {"seconds", row.seconds}};
         if (row.checkmate)
@@ -289,8 +289,8 @@ int main(int argc, char **argv) {
         {"graph", name},
         {"nodes", static_cast<uint64_t>(graph.numNodes())},
         {"edges", static_cast<uint64_t>(edges)},
-        {"totalCost", graph.totalCost()},
-        {"checkpointAllPeakBytes", all.peakBytes},
+        {"total_cost", graph.totalCost()},
+        {"checkpoint_all_peak_bytes", all.peakBytes},
         {"budgets", std::move(budgetsJson)}};
     if (!ratios.empty()) {
       double logSum = 0;
@@ -301,7 +301,7 @@ int main(int argc, char **argv) {
       os << llvm::formatv("LP rounding / ILP: geometric mean {0:F4}, max "
                           "{1:F4} over {2} budgets\n",
                           geomean, worst, ratios.size());
-      graphJson["lpRoundingRatio"] =
+      graphJson["lp_rounding_ratio"] =
           llvm::json::Object{{"geomean", geomean},
                              {"max", worst},
                              {"budgets", static_cast<uint64_t>(ratios.size())}};
@@ -344,8 +344,8 @@ int main(int argc, char **argv) {
                           open ? ", not proven: a solve hit the time limit"
                                : ", proven",
                           solves, seconds(begin));
-      graphJson["leastFeasibleBytes"] = hi;
-      graphJson["leastFeasibleProven"] = !open;
+      graphJson["least_feasible_bytes"] = hi;
+      graphJson["least_feasible_proven"] = !open;
     }
     os << "\n";
     os.flush();
@@ -354,8 +354,8 @@ int main(int argc, char **argv) {
 
   if (jsonOut.getNumOccurrences()) {
     llvm::json::Value document =
-        llvm::json::Object{{"timeLimitSeconds", static_cast<double>(timeLimit)},
-                           {"maxNodes", static_cast<uint64_t>(maxNodes)},
+        llvm::json::Object{{"time_limit_seconds", static_cast<double>(timeLimit)},
+                           {"max_nodes", static_cast<uint64_t>(maxNodes)},
                            {"graphs", std::move(graphsJson)}};
     if (jsonOut.empty() || jsonOut == "-") {
       os << llvm::formatv("{0:2}", document) << "\n";

@@ -92,9 +92,9 @@ def plans_of(entry):
     out = []
     for plan in entry["plans"]:
         sim = plan["simulation"]
-        out.append({"solver": plan["solver"], "peak": sim["peakBytes"],
-                    "overhead": sim["overhead"], "cost": sim["totalCost"],
-                    "recomputations": sim["numRecomputations"],
+        out.append({"solver": plan["solver"], "peak": sim["peak_bytes"],
+                    "overhead": sim["overhead"], "cost": sim["total_cost"],
+                    "recomputations": sim["num_recomputations"],
                     "meets_budget": plan["meets_budget"],
                     "solve_seconds": plan["solve_seconds"]})
     return out

@@ -209,10 +209,10 @@ def parse_report(stdout):
     return {"solver_chosen": plan["solver"], "status": plan.get("status"),
             "meets_budget": plan.get("meets_budget"), "budget_bytes": entry.get("budget_bytes"),
             "checkpoint_all_peak_bytes": entry.get("checkpoint_all_peak_bytes"),
-            "predicted_peak_bytes": sim["peakBytes"], "fixed_bytes": sim.get("fixedBytes"),
-            "base_cost": sim["baseCost"], "total_cost": sim["totalCost"],
+            "predicted_peak_bytes": sim["peak_bytes"], "fixed_bytes": sim.get("fixed_bytes"),
+            "base_cost": sim["base_cost"], "total_cost": sim["total_cost"],
             "predicted_overhead": sim["overhead"],
-            "recomputations": sim["numRecomputations"], "solve_seconds": plan.get("solve_seconds"),
+            "recomputations": sim["num_recomputations"], "solve_seconds": plan.get("solve_seconds"),
             "nodes": entry.get("nodes")}
 
 

@@ -41,19 +41,19 @@ def main(paths):
             for budget in graph["budgets"]:
                 rows = {r["solver"]: r for r in budget["results"]}
                 others = [r for r in budget["results"]
-                          if not r["solver"].startswith("checkmate") and r["meetsBudget"]]
+                          if not r["solver"].startswith("checkmate") and r["meets_budget"]]
                 best = min(others, key=lambda r: r["overhead"]) if others else None
                 ilp, lp = rows.get("checkmate-ilp"), rows.get("checkmate-lp")
                 ilp_status = ilp["checkmate"]["status"] if ilp else "-"
                 ilp_text = (f"{ilp_status} {fmt(ilp['overhead'])}"
-                            if ilp and ilp["meetsBudget"] else ilp_status)
-                lp_text = fmt(lp["overhead"]) if lp and lp["meetsBudget"] else "no fit"
-                bound = ilp["checkmate"].get("lpBound") if ilp else None
-                total = graph["totalCost"]
+                            if ilp and ilp["meets_budget"] else ilp_status)
+                lp_text = fmt(lp["overhead"]) if lp and lp["meets_budget"] else "no fit"
+                bound = ilp["checkmate"].get("lp_bound") if ilp else None
+                total = graph["total_cost"]
                 bound_text = fmt(bound / total) if isinstance(bound, (int, float)) and bound > 0 else "-"
                 ratio = None
-                if (ilp and lp and ilp_status == "proven-optimal" and lp["meetsBudget"]
-                        and ilp["meetsBudget"] and ilp["cost"] > 0):
+                if (ilp and lp and ilp_status == "proven-optimal" and lp["meets_budget"]
+                        and ilp["meets_budget"] and ilp["cost"] > 0):
                     ratio = lp["cost"] / ilp["cost"]
                     ratios.append(ratio)
                 print(f"| {name} | {graph['nodes']} | {size(budget['bytes'])} | "

@@ -265,14 +265,14 @@ llvm::json::Value SimulationReport::toJSON(bool withTimeline) const {
   llvm::json::Object object{
       {"valid", valid},
       {"error", error},
-      {"peakBytes", peakBytes},
-      {"fixedBytes", fixedBytes},
-      {"peakStep", static_cast<uint64_t>(peakStep)},
-      {"totalCost", totalCost},
-      {"baseCost", baseCost},
+      {"peak_bytes", peakBytes},
+      {"fixed_bytes", fixedBytes},
+      {"peak_step", static_cast<uint64_t>(peakStep)},
+      {"total_cost", totalCost},
+      {"base_cost", baseCost},
       {"overhead", overhead()},
-      {"numComputes", static_cast<uint64_t>(numComputes)},
-      {"numRecomputations", static_cast<uint64_t>(numRecomputations)},
+      {"num_computes", static_cast<uint64_t>(numComputes)},
+      {"num_recomputations", static_cast<uint64_t>(numRecomputations)},
   };
   if (withTimeline)
     object["timeline"] = llvm::json::Array(timeline);

@@ -15,10 +15,10 @@ def main():
                 "solver": plan["solver"],
                 "nodes": function["nodes"],
                 "saved_activations": function["saved_activations"],
-                "predicted_peak_bytes": sim["peakBytes"],
-                "fixed_bytes": sim["fixedBytes"],
+                "predicted_peak_bytes": sim["peak_bytes"],
+                "fixed_bytes": sim["fixed_bytes"],
                 "cost_overhead": "%.3f" % sim["overhead"],
-                "recomputations": sim["numRecomputations"],
+                "recomputations": sim["num_recomputations"],
                 "meets_budget": str(plan["meets_budget"]).lower(),
             }
             print("plan @%s: %s" % (function["function"],

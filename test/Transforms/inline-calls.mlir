@@ -89,7 +89,7 @@ func.func @not_a_step(%x: tensor<16xf32>) -> tensor<16xf32> {
 // SQRTN-NOT: call
 
 // REPORT: "function": "square_chain_calls"
-// REPORT: "peakBytes": 260
+// REPORT: "peak_bytes": 260
 
 // EXEC: result: shape=[] fnv1a=0x
 // EXEC: result: shape=[16] fnv1a=0x

@@ -7,15 +7,15 @@
 // CHECK: "checkpoint_all_peak_bytes": 324
 // CHECK: "function": "square_chain"
 // CHECK: "plans": [
-// CHECK: "peakBytes": 324
+// CHECK: "peak_bytes": 324
 // CHECK: "solver": "none"
 // CHECK: "schedule": [
 // CHECK: "compute": 0
-// CHECK: "numRecomputations": 0
-// CHECK: "peakBytes": 324
+// CHECK: "num_recomputations": 0
+// CHECK: "peak_bytes": 324
 // CHECK: "solver": "checkpoint-all"
-// CHECK: "numRecomputations": 2
-// CHECK: "peakBytes": 260
+// CHECK: "num_recomputations": 2
+// CHECK: "peak_bytes": 260
 // CHECK: "solver": "chen-sqrtn"
 
 // 80% of the checkpoint-all peak is 259 bytes: chen-sqrtn's 260 do not fit,

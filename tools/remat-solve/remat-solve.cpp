@@ -154,6 +154,9 @@ llvm::json::Value rowToJSON(const Row &row) {
   // graph's bound (Solver.h, ModelBound).
   if (row.result->modelBound)
     object["model_bound"] = row.result->modelBound->toJSON();
+  // The same simulation object as a plan of --remat-report (one JSON style,
+  // docs/formats.md); the flat figures above summarise it.
+  object["simulation"] = report.toJSON(/*withTimeline=*/false);
   object["schedule"] = row.result->schedule.toJSON();
   return object;
 }

@@ -169,14 +169,14 @@ TEST(Simulator, ReportJSON) {
   ASSERT_TRUE(o);
   EXPECT_EQ(o->getBoolean("valid"), true);
   EXPECT_EQ(o->getString("error"), "");
-  EXPECT_EQ(o->getInteger("peakBytes"), 33);
-  EXPECT_EQ(o->getInteger("fixedBytes"), 100);
-  EXPECT_EQ(o->getInteger("peakStep"), 2);
-  EXPECT_EQ(o->getNumber("totalCost"), 9.0);
-  EXPECT_EQ(o->getNumber("baseCost"), 9.0);
+  EXPECT_EQ(o->getInteger("peak_bytes"), 33);
+  EXPECT_EQ(o->getInteger("fixed_bytes"), 100);
+  EXPECT_EQ(o->getInteger("peak_step"), 2);
+  EXPECT_EQ(o->getNumber("total_cost"), 9.0);
+  EXPECT_EQ(o->getNumber("base_cost"), 9.0);
   EXPECT_EQ(o->getNumber("overhead"), 1.0);
-  EXPECT_EQ(o->getInteger("numComputes"), 3);
-  EXPECT_EQ(o->getInteger("numRecomputations"), 0);
+  EXPECT_EQ(o->getInteger("num_computes"), 3);
+  EXPECT_EQ(o->getInteger("num_recomputations"), 0);
   EXPECT_EQ(*o->get("timeline"),
             llvm::json::Value(llvm::json::Array{15, 30, 33, 23, 20}));
   llvm::json::Value brief = r.toJSON(/*withTimeline=*/false);

@@ -588,7 +588,7 @@ TEST(CheckmateReport, JsonNamesTheStatus) {
   const llvm::json::Object *object = json.getAsObject();
   ASSERT_TRUE(object);
   EXPECT_EQ(object->getString("status"), "time-limit");
-  EXPECT_TRUE(object->get("lpBound")->getAsNull());
+  EXPECT_TRUE(object->get("lp_bound")->getAsNull());
   EXPECT_EQ(checkmateStatusName(CheckmateStatus::Optimal), "proven-optimal");
 }
 

@@ -187,7 +187,7 @@ def main(argv):
     report = json.loads(subprocess.run(
         [args.remat_opt, step, "--remat-report=solver=checkpoint-all", "-o", "/dev/null"],
         check=True, capture_output=True, text=True).stdout)["functions"][0]
-    peak = report["plans"][0]["simulation"]["peakBytes"]
+    peak = report["plans"][0]["simulation"]["peak_bytes"]
     graph = json.loads(subprocess.run(
         [args.remat_opt, step, "--pass-pipeline=builtin.module(func.func(remat-normalize-destinations),"
          "remat-print-graph{format=native})", "-o", "/dev/null"],

@@ -245,7 +245,7 @@ def main(argv):
                       f"budget {m.group(3)} ({m.group(4)})")
         else:
             status = f"FAILED: {run.error()}"
-        print(f"  {run.name:<24} {status}  report_peak={sim.get('peakBytes')} "
+        print(f"  {run.name:<24} {status}  report_peak={sim.get('peak_bytes')} "
               f"overhead={sim.get('overhead', 0):.3f} "
               f"meets_budget={plan.get('meets_budget')} ({run.seconds:.1f}s)")
         if args.verbose:
@@ -322,8 +322,8 @@ def main(argv):
     apg = plans.get("ap-greedy")
     apg_run = runs.get(("ap-greedy", None))
     if not apg and apg_run and apg_run.ok:  # no report: the run's prediction
-        apg = {"simulation": {"peakBytes": apg_run.predicted}}
-    if apg and ckpt_peak and apg["simulation"]["peakBytes"] < ckpt_peak:
+        apg = {"simulation": {"peak_bytes": apg_run.predicted}}
+    if apg and ckpt_peak and apg["simulation"]["peak_bytes"] < ckpt_peak:
         for solver in LEAST_MEMORY:
             run = runs.get((solver, None))
             if run is None or not run.ok:
@@ -334,7 +334,7 @@ def main(argv):
                         f"least-memory peak {run.measured} (predicted "
                         f"{run.predicted}) not below checkpoint-all's "
                         f"{ckpt_peak}, ap-greedy reaches "
-                        f"{apg['simulation']['peakBytes']}")
+                        f"{apg['simulation']['peak_bytes']}")
 
     for key in sorted(expected - set(known)):
         violations.append(f"VIOLATION {key} is known but did not occur")
