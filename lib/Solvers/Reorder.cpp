@@ -779,6 +779,14 @@ remat::solveOnReorderedGraph(const TrainingGraph &graph,
   if (!renumbered)
     return renumbered.takeError();
   SolverOptions rest = options;
+  rest.startOrder = StartOrder::Program;
+  // Plans seen on the way (auto's candidates) are plans of the original graph
+  // once their ids are mapped back; the simulation is the same.
+  if (options.observer)
+    rest.observer = [&](const Schedule &schedule,
+                        const SimulationReport &report) {
+      options.observer(mapScheduleToOriginal(*renumbered, schedule), report);
+    };
   if (options.timeLimitSeconds > 0)
     rest.timeLimitSeconds =
         std::max(0.1, options.timeLimitSeconds - secondsSince(start));

@@ -16,6 +16,7 @@
 #include "remat/Solvers/Rotor.h"
 #include "remat/Support/Debug.h"
 
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Format.h"
@@ -779,6 +780,73 @@ static void dropDeadComputes(const TrainingGraph &graph,
   result.report = std::move(report);
 }
 
+llvm::Expected<StartOrder> remat::parseStartOrder(llvm::StringRef value,
+                                                  llvm::StringRef name) {
+  std::optional<StartOrder> order =
+      llvm::StringSwitch<std::optional<StartOrder>>(value.trim())
+          .Case("program", StartOrder::Program)
+          .Case("reordered", StartOrder::Reordered)
+          .Case("best", StartOrder::Best)
+          .Default(std::nullopt);
+  if (!order)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   name + " must be 'program', 'reordered' or "
+                                          "'best', not '" +
+                                       value + "'");
+  return *order;
+}
+
+llvm::StringRef remat::startOrderName(StartOrder order) {
+  switch (order) {
+  case StartOrder::Program:
+    return "program";
+  case StartOrder::Reordered:
+    return "reordered";
+  case StartOrder::Best:
+    return "best";
+  }
+  llvm_unreachable("unknown start order");
+}
+
+/// runSolver from another start order than the program's (StartOrder).
+static llvm::Expected<SolverResult>
+runSolverFromStartOrder(const SolverInfo &solver, const TrainingGraph &graph,
+                        const SolverOptions &options) {
+  SolverOptions fromOrder = options;
+  fromOrder.startOrder = StartOrder::Program;
+  if (options.startOrder == StartOrder::Reordered)
+    return solveOnReorderedGraph(graph, solver, fromOrder);
+  // Best: both orders, half the time each, the better plan.
+  if (fromOrder.timeLimitSeconds > 0)
+    fromOrder.timeLimitSeconds /= 2;
+  llvm::Expected<SolverResult> program = runSolver(solver, graph, fromOrder);
+  if (!program)
+    return program.takeError();
+  llvm::Expected<SolverResult> reordered =
+      solveOnReorderedGraph(graph, solver, fromOrder);
+  if (!reordered) {
+    LLVM_DEBUG(llvm::dbgs() << "solver '" << solver.name
+                            << "' on the reordered graph failed: "
+                            << llvm::toString(reordered.takeError()) << "\n");
+    llvm::consumeError(reordered.takeError());
+    return program;
+  }
+  double seconds = program->solveSeconds + reordered->solveSeconds;
+  bool takeReordered =
+      betterPlan(reordered->report, program->report, options.budget);
+  LLVM_DEBUG(llvm::dbgs() << "solver '" << solver.name
+                          << "' start-order=best: program order peak "
+                          << program->report.peakBytes << " cost "
+                          << program->report.totalCost << ", reordered peak "
+                          << reordered->report.peakBytes << " cost "
+                          << reordered->report.totalCost << ": keeps the "
+                          << (takeReordered ? "reordered" : "program")
+                          << " order's plan\n");
+  SolverResult &kept = takeReordered ? *reordered : *program;
+  kept.solveSeconds = seconds;
+  return std::move(kept);
+}
+
 llvm::Expected<SolverResult> remat::runSolver(const SolverInfo &solver,
                                               const TrainingGraph &graph,
                                               const SolverOptions &options) {
@@ -786,6 +854,9 @@ llvm::Expected<SolverResult> remat::runSolver(const SolverInfo &solver,
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "solver '" + solver.name +
                                        "': " + llvm::toString(std::move(err)));
+  if (options.startOrder != StartOrder::Program && solver.name != "auto" &&
+      solver.name != "none" && solver.name != "reorder")
+    return runSolverFromStartOrder(solver, graph, options);
   // The portfolio reports which solver won.
   if (solver.name == "auto") {
     llvm::Expected<SolverResult> result = runPortfolio(graph, options);

@@ -72,12 +72,24 @@ resolveStepBudget(FunctionOpInterface func, StringRef text,
 /// The numeric options of the solvers, range-checked (remat/Solvers/Solver.h):
 /// a bad value is an error at `at` naming the option and the value.
 LogicalResult checkNumericOptions(Operation *at, double timeLimit,
-                                  unsigned slots) {
+                                  unsigned slots, StringRef startOrder) {
   if (llvm::Error err = checkTimeLimit(timeLimit))
     return at->emitError(llvm::toString(std::move(err)));
   if (llvm::Error err = checkMemorySlots(slots))
     return at->emitError(llvm::toString(std::move(err)));
+  if (llvm::Expected<StartOrder> order = parseStartOrder(startOrder); !order)
+    return at->emitError(llvm::toString(order.takeError()));
   return success();
+}
+
+/// The start order of a checked option (checkNumericOptions ran first).
+StartOrder checkedStartOrder(StringRef startOrder) {
+  llvm::Expected<StartOrder> order = parseStartOrder(startOrder);
+  if (!order) {
+    llvm::consumeError(order.takeError());
+    return StartOrder::Program;
+  }
+  return *order;
 }
 
 /// What makes a function a training step (isTrainingStep), for diagnostics.
@@ -154,6 +166,7 @@ FailureOr<SolverResult> solveStep(FunctionOpInterface func, const TrainingGraph 
                                   std::optional<uint64_t> budget,
                                   double timeLimitSeconds,
                                   unsigned memorySlots,
+                                  StartOrder startOrder,
                                   llvm::raw_ostream *progress,
                                   std::string *failureMessage = nullptr) {
   if (solverName == "none") {
@@ -176,6 +189,7 @@ FailureOr<SolverResult> solveStep(FunctionOpInterface func, const TrainingGraph 
   options.budget = budget;
   options.timeLimitSeconds = timeLimitSeconds;
   options.memorySlots = memorySlots;
+  options.startOrder = startOrder;
   options.progress = progress;
   llvm::Expected<SolverResult> result = runSolver(*solver, graph, options);
   if (!result) {
@@ -296,6 +310,7 @@ struct ArenaOptions {
   double searchSeconds;
   double timeLimit;
   unsigned slots;
+  StartOrder startOrder;
   llvm::raw_ostream *progress;
 };
 
@@ -363,7 +378,8 @@ FailureOr<PlacedPlan> placePlan(FunctionOpInterface func,
                             << *solveBudget << "\n");
     FailureOr<SolverResult> again =
         solveStep(func, graph, solverName, solveBudget, options.timeLimit,
-                  options.slots, options.progress, failureMessage);
+                  options.slots, options.startOrder, options.progress,
+                  failureMessage);
     if (failed(again))
       return failure();
     if (!again->meetsBudget)
@@ -689,7 +705,7 @@ struct RematApply : public remat::impl::RematApplyPassBase<RematApply> {
 
   void runOnOperation() override {
     FunctionOpInterface func = getOperation();
-    if (failed(checkNumericOptions(func, timeLimit, slots)))
+    if (failed(checkNumericOptions(func, timeLimit, slots, startOrder)))
       return signalPassFailure();
     FailureOr<const ExtractedGraph *> extracted =
         getAnalysis<TrainingGraphAnalysis>().get();
@@ -707,6 +723,7 @@ struct RematApply : public remat::impl::RematApplyPassBase<RematApply> {
       if (failed(budgetBytes))
         return signalPassFailure();
       result = solveStep(func, graph, solver, *budgetBytes, timeLimit, slots,
+                         checkedStartOrder(startOrder),
                          progress ? &llvm::errs() : nullptr);
     }
     if (failed(result))
@@ -734,6 +751,7 @@ struct RematApply : public remat::impl::RematApplyPassBase<RematApply> {
       FailureOr<PlacedPlan> placed = placePlan(
           func, graph, solver, *budgetBytes, std::move(*result),
           {arenaAlignment, arenaSearchTime, timeLimit, slots,
+           checkedStartOrder(startOrder),
            progress ? &llvm::errs() : nullptr});
       if (failed(placed))
         return signalPassFailure();
@@ -780,7 +798,7 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(checkNumericOptions(module, timeLimit, slots)))
+    if (failed(checkNumericOptions(module, timeLimit, slots, startOrder)))
       return signalPassFailure();
     // A report of no function hides a missing marker: say what marks one.
     WalkResult anyStep = module.walk([](FunctionOpInterface func) {
@@ -834,6 +852,7 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
         std::string solverFailure;
         FailureOr<SolverResult> result =
             solveStep(func, graph, name, *budgetBytes, timeLimit, slots,
+                      checkedStartOrder(startOrder),
                       progress ? &llvm::errs() : nullptr,
                       solver == "all" ? &solverFailure : nullptr);
         if (failed(result) && !solverFailure.empty()) {
@@ -855,6 +874,7 @@ struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
           FailureOr<PlacedPlan> placed = placePlan(
               func, graph, name, *budgetBytes, std::move(*result),
               {arenaAlignment, arenaSearchTime, timeLimit, slots,
+               checkedStartOrder(startOrder),
                progress ? &llvm::errs() : nullptr});
           if (failed(placed)) {
             failedAny = true;
@@ -941,7 +961,7 @@ struct RematCheckOptions
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(checkNumericOptions(module, timeLimit, slots)))
+    if (failed(checkNumericOptions(module, timeLimit, slots, startOrder)))
       return signalPassFailure();
     bool explicitRequest =
         !StringRef(budget).trim().empty() || solver != kDefaultSolverName;

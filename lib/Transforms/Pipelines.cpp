@@ -68,6 +68,7 @@ static PassOptions solveOptions(const remat::RematPipelineOptions &options) {
   passOptions.timeLimit = options.timeLimit;
   passOptions.slots = options.slots;
   passOptions.progress = options.progress;
+  passOptions.startOrder = options.startOrder;
   return passOptions;
 }
 

@@ -78,6 +78,15 @@ cl::opt<unsigned> slots("slots",
                         cl::desc("Memory slots S of rotor and revolve, in "
                                  "[1, 2^20]"),
                         cl::init(500), cl::cat(category));
+cl::opt<std::string> startOrderOption(
+    "start-order",
+    cl::desc("The node order the solvers start from: 'program' (the graph's "
+             "own), 'reordered' (the memory-minimising topological order of "
+             "solver reorder) or 'best' (both, half the time limit each, the "
+             "better plan)"),
+    cl::init("program"), cl::cat(category));
+/// --start-order, parsed before any work.
+StartOrder startOrder = StartOrder::Program;
 cl::opt<bool> jsonOutput("json",
                          cl::desc("Print JSON (with the schedules) instead of "
                                   "the table"),
@@ -249,6 +258,7 @@ int runMaxBatch(const TrainingGraph &graph,
       options.budget = budget;
       options.timeLimitSeconds = timeLimit;
       options.memorySlots = slots;
+      options.startOrder = startOrder;
       options.progress = progressStream();
       TrainingGraph scaled = scaleToBatch(graph, batch);
       // A batch whose buffers add up to more than 2^63-1 bytes has no exact
@@ -329,6 +339,11 @@ int main(int argc, char **argv) {
     return fail(llvm::toString(std::move(err)));
   if (llvm::Error err = checkMemorySlots(slots, "--slots"))
     return fail(llvm::toString(std::move(err)));
+  if (llvm::Expected<StartOrder> order =
+          parseStartOrder(startOrderOption, "--start-order"))
+    startOrder = *order;
+  else
+    return fail(llvm::toString(order.takeError()));
   if (sweepPoints < 1 || sweepPoints > kMaxSweepPoints)
     return fail("--sweep-points must be in [1, " +
                 llvm::Twine(kMaxSweepPoints) + "], got " +
@@ -366,6 +381,7 @@ int main(int argc, char **argv) {
     options.budget = budget;
     options.timeLimitSeconds = timeLimit;
     options.memorySlots = slots;
+    options.startOrder = startOrder;
     options.progress = progressStream();
     Row row{solver.name, budget, std::nullopt, ""};
     llvm::Expected<SolverResult> result = runSolver(solver, *graph, options);

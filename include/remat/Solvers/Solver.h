@@ -31,6 +31,22 @@ constexpr unsigned kDefaultMemorySlots = 500;
 /// segments need no budget and no search.
 constexpr const char kDefaultSolverName[] = "chen-sqrtn";
 
+/// The node order a solver starts from (issue 22, item 3). The solvers that
+/// read the graph's node order (checkpoint-all's program order, the chain
+/// solvers' linearisation, the baselines' forward and backward passes) see
+/// the program's order by default; `Reordered` runs them on the graph
+/// renumbered into reorderForMemory's order (solveOnReorderedGraph, Reorder.h)
+/// and maps the plan back; `Best` runs both, each with half the time limit,
+/// and keeps the better plan (betterPlan). `auto` hands the choice on to its
+/// members; `none` and `reorder` are orders of their own.
+enum class StartOrder { Program, Reordered, Best };
+
+/// "program", "reordered" or "best"; an error naming `name` and the value
+/// otherwise.
+llvm::Expected<StartOrder> parseStartOrder(llvm::StringRef value,
+                                           llvm::StringRef name = "start-order");
+llvm::StringRef startOrderName(StartOrder order);
+
 struct SolverOptions {
   /// Memory budget for non-fixed bytes; std::nullopt means "least memory".
   std::optional<uint64_t> budget;
@@ -53,6 +69,8 @@ struct SolverOptions {
   /// budget it was given: `auto` keeps the best of them for the user's
   /// budget (issue 24). Empty: nobody listens.
   std::function<void(const Schedule &, const SimulationReport &)> observer;
+  /// The node order the solver starts from (StartOrder).
+  StartOrder startOrder = StartOrder::Program;
 };
 
 /// The largest number of memory slots S (rotor's table holds S + 1 floats

@@ -25,6 +25,12 @@ defvar RematSearchOptions = [
            "(rotor, revolve; seeds/004 §5.2)">,
     Option<"progress", "progress", "bool", /*default=*/"false",
            "Print the progress of long searches (Checkmate's CBC) to stderr">,
+    Option<"startOrder", "start-order", "std::string",
+           /*default=*/"\"program\"",
+           "The node order the solver starts from: 'program' (the step's "
+           "own), 'reordered' (the memory-minimising topological order of "
+           "solver=reorder) or 'best' (both, half the time limit each, the "
+           "better plan)">,
 ];
 defvar RematSolverOption =
     Option<"solver", "solver", "std::string",
