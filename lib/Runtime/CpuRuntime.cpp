@@ -20,6 +20,7 @@
 #include <string>
 #include <unordered_map>
 
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -119,12 +120,18 @@ void _mlir_ciface_remat_rt_arena(RematI8MemRef *result, int64_t key,
     std::lock_guard<std::mutex> lock(mutex);
     std::pair<char *, int64_t> &held = arenas[key];
     if (!held.first || bytes > held.second) {
-      std::free(held.first);
-      void *ptr = nullptr;
-      // Page-aligned: offsets are multiples of the plan's alignment.
-      if (posix_memalign(&ptr, 4096, bytes ? static_cast<size_t>(bytes) : 1) !=
-              0 ||
-          !ptr)
+      // Fresh anonymous pages (page-aligned, so every offset keeps the plan's
+      // alignment), never memory malloc recycles: the pages the step touches
+      // are the arena's own, so the resident-set growth around the step
+      // shows the arena and not the heap the JIT compile left behind
+      // (bench/bench_memory_plan.py), and the arena does not fragment the
+      // heap of the program around it.
+      if (held.first)
+        munmap(held.first, static_cast<size_t>(held.second ? held.second : 1));
+      void *ptr = mmap(nullptr, bytes ? static_cast<size_t>(bytes) : 1,
+                       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                       -1, 0);
+      if (ptr == MAP_FAILED)
         fatal("out of memory allocating an arena of " + std::to_string(bytes) +
               " bytes");
       held = {static_cast<char *>(ptr), bytes};
