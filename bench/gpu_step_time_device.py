@@ -214,6 +214,14 @@ def import_exporter(directory, notes):
             importlib.import_module("functorch")
         except Exception:  # noqa: BLE001
             sys.modules["functorch"] = types.ModuleType("functorch")
+    # The tracer's internals (functorch._src.aot_autograd / .config, torch
+    # 1.13's layout) moved in later torch releases; eager timing never uses
+    # them.
+    for name in ("functorch._src", "functorch._src.aot_autograd", "functorch._src.config"):
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001
+            sys.modules[name] = types.ModuleType(name)
     try:
         importlib.import_module("torch.nn.utils.stateless")
     except Exception:  # noqa: BLE001
