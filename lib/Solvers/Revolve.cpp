@@ -5,7 +5,7 @@
 //    (seeds/004 §5.3): the optimal persistent sequence of the automatic
 //    differentiation model, which stores only activations a^l and performs
 //    an F_all right before each backward step — rotor's dynamic program
-//    without chains of F_all (Rotor.cpp);
+//    without chains of F_all (RotorTable.cpp);
 //  - on homogeneous chains, the binomial optimum REV / Opt_0 ([GW00], cited
 //    by seeds/002 §3(b)): closed forms for the number of forward steps, and
 //    the reversal schedule the join-graph program (JoinDP.cpp) builds on.

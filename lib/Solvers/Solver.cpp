@@ -647,8 +647,8 @@ llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
 
   // Finer chains while the time allows: each coarsens its stages so that
   // its first table fits half the time it is given and skips the chains
-  // that would not end in time (Rotor.cpp), so each may run while a second
-  // is left.
+  // that would not end in time (RotorSearch.cpp), so each may run while a
+  // second is left.
   if (large && hasForward)
     for (unsigned stages : {200u, 400u}) {
       if (graph.forwardNodes().size() <= stages / 2 || p.provenOptimal())
