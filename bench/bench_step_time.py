@@ -740,6 +740,11 @@ def dir_bytes(path):
 
 def write_gpu_manifest(a, outdir, models):
     shutil.copy(EXPORTER, os.path.join(outdir, "torch_export.py"))
+    # The script's code: the package torch_export/ next to it.
+    package = os.path.join(outdir, "torch_export")
+    shutil.rmtree(package, ignore_errors=True)
+    shutil.copytree(os.path.join(os.path.dirname(EXPORTER), "torch_export"), package,
+                    ignore=shutil.ignore_patterns("__pycache__"))
     if os.path.exists(DEVICE_SCRIPT):
         shutil.copy(DEVICE_SCRIPT, os.path.join(outdir, "gpu_step_time_device.py"))
     manifest = {"version": 1, "created": datetime.datetime.now().isoformat(timespec="seconds"),

@@ -9,8 +9,8 @@ cuBLAS / cuDNN pip packages):
       [--no-pytorch] [--tf32]
 
 DIR holds manifest.json, the gzipped executables (one per model and plan),
-each model's CPU `result:` lines (M.cpu_results.txt), torch_export.py and this
-script. For every executable: unpack it, run it with the directories of
+each model's CPU `result:` lines (M.cpu_results.txt), torch_export.py with its
+package torch_export/, and this script. For every executable: unpack it, run it with the directories of
 libcudnn.so.9 and libcublas.so.13 (found through the `nvidia.cudnn` and
 `nvidia.cublas` packages, else anywhere under the `nvidia` namespace package)
 on LD_LIBRARY_PATH, and read its output: the `result:` lines (compared with
@@ -30,7 +30,6 @@ import argparse
 import glob
 import gzip
 import importlib
-import importlib.util
 import json
 import os
 import re
@@ -187,16 +186,21 @@ def run_executable(path_gz, workdir, env, timeout):
 
 
 def import_exporter(directory, notes):
-    """torch_export.py from DIR. Only its model builders and inputs are used:
-    where this torch lacks what its tracing needs (functorch.compile,
+    """The exporter's package torch_export/ from DIR (the code of its script
+    torch_export.py). Only its model builders and inputs are used: where this
+    torch lacks what its tracing needs (functorch.compile,
     torch.nn.utils.stateless), stand-ins are installed first."""
-    path = os.path.join(directory, "torch_export.py")
+    directory = os.path.abspath(directory)
 
     def load():
-        spec = importlib.util.spec_from_file_location("torch_export", path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
+        # A failed try leaves some of the package's modules imported: import
+        # all of them afresh.
+        for name in [m for m in sys.modules
+                     if m == "torch_export" or m.startswith("torch_export.")]:
+            del sys.modules[name]
+        if directory not in sys.path:
+            sys.path.insert(0, directory)
+        return importlib.import_module("torch_export")
     try:
         return load()
     except Exception as e:  # noqa: BLE001 - any import-time incompatibility
