@@ -32,6 +32,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <cmath>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
 
 #ifdef REMAT_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.hpp>
@@ -378,6 +383,238 @@ void run(const Plan &plan, void *in0, void *in1, void *out, char *workspace) {
   stream.wait();
 }
 
+/// REMAT_LIB_CHECK=1: every contraction is recomputed by a direct loop nest
+/// over its descriptor, in double, and compared with oneDNN's result; the
+/// first mismatch of each descriptor (an error above 1e-3 of the sum of the
+/// magnitudes of its terms in f32, 1e-9 in f64) is printed on stderr with
+/// the descriptor. A debugging aid: slow, and its reference buffers are
+/// allocated outside the plan.
+bool checkRequested() {
+  static const bool requested = [] {
+    const char *env = std::getenv("REMAT_LIB_CHECK");
+    return env && *env && std::string(env) != "0";
+  }();
+  return requested;
+}
+
+double loadElement(const void *base, int64_t offset, ElementType type) {
+  return type == ElementType::F32
+             ? double(static_cast<const float *>(base)[offset])
+             : static_cast<const double *>(base)[offset];
+}
+
+/// The reference of `d` on its operands: out's values and the sums of
+/// |terms| (the scale of rounding errors), in out's index order (gemm:
+/// [b, m, n]; convolutions: the output tensor's dimensions in their
+/// natural order), with the output's strided offsets.
+struct Reference {
+  std::vector<double> value, magnitude;
+  std::vector<int64_t> offset;
+};
+
+Reference referenceOf(const ContractionDesc &d, const void *in0,
+                      const void *in1, const void *outBefore) {
+  Reference r;
+  auto add = [&](size_t i, double term) {
+    r.value[i] += term;
+    r.magnitude[i] += std::fabs(term);
+  };
+  if (d.kind == OpKind::Gemm) {
+    size_t count = size_t(d.batch * d.m * d.n);
+    r.value.assign(count, 0.0);
+    r.magnitude.assign(count, 0.0);
+    r.offset.resize(count);
+    for (int64_t b = 0; b < d.batch; ++b)
+      for (int64_t i = 0; i < d.m; ++i)
+        for (int64_t j = 0; j < d.n; ++j) {
+          size_t at = size_t((b * d.m + i) * d.n + j);
+          r.offset[at] =
+              b * d.cStrides[0] + i * d.cStrides[1] + j * d.cStrides[2];
+          if (d.accumulate)
+            add(at, loadElement(outBefore, r.offset[at], d.type));
+          for (int64_t k = 0; k < d.k; ++k)
+            add(at, loadElement(in0, b * d.aStrides[0] + i * d.aStrides[1] +
+                                         k * d.aStrides[2], d.type) *
+                        loadElement(in1, b * d.bStrides[0] +
+                                             k * d.bStrides[1] +
+                                             j * d.bStrides[2], d.type));
+        }
+    return r;
+  }
+  const int64_t s = d.spatialRank;
+  // Spatial extents padded to three dimensions.
+  int64_t src[3] = {1, 1, 1}, dst[3] = {1, 1, 1}, ker[3] = {1, 1, 1};
+  for (int64_t i = 0; i < s; ++i) {
+    src[i] = d.srcSize[i];
+    dst[i] = d.dstSize[i];
+    ker[i] = d.kernelSize[i];
+  }
+  auto srcAt = [&](int64_t n, int64_t c, const int64_t *x) {
+    int64_t o = n * d.srcStrides[0] + c * d.srcStrides[1];
+    for (int64_t i = 0; i < s; ++i)
+      o += x[i] * d.srcStrides[2 + i];
+    return o;
+  };
+  auto dstAt = [&](int64_t n, int64_t c, const int64_t *y) {
+    int64_t o = n * d.dstStrides[0] + c * d.dstStrides[1];
+    for (int64_t i = 0; i < s; ++i)
+      o += y[i] * d.dstStrides[2 + i];
+    return o;
+  };
+  auto weightAt = [&](int64_t g, int64_t oc, int64_t ic, const int64_t *k) {
+    int64_t o = g * d.weightStrides[0] + oc * d.weightStrides[1] +
+                ic * d.weightStrides[2];
+    for (int64_t i = 0; i < s; ++i)
+      o += k[i] * d.weightStrides[3 + i];
+    return o;
+  };
+  // The output tensor: dst (forward), src (backward data) or the weights.
+  const int64_t G = d.groups, IC = d.inChannels, OC = d.outChannels;
+  size_t count;
+  if (d.kind == OpKind::ConvForward)
+    count = size_t(d.images * G * OC * dst[0] * dst[1] * dst[2]);
+  else if (d.kind == OpKind::ConvBackwardData)
+    count = size_t(d.images * G * IC * src[0] * src[1] * src[2]);
+  else
+    count = size_t(G * OC * IC * ker[0] * ker[1] * ker[2]);
+  r.value.assign(count, 0.0);
+  r.magnitude.assign(count, 0.0);
+  r.offset.assign(count, 0);
+  auto spatialIndex = [](const int64_t *extent, const int64_t *x) {
+    return (x[0] * extent[1] + x[1]) * extent[2] + x[2];
+  };
+  auto outIndex = [&](int64_t n, int64_t g, int64_t oc, int64_t ic,
+                      const int64_t *y, const int64_t *x, const int64_t *k) {
+    if (d.kind == OpKind::ConvForward)
+      return size_t(((n * G + g) * OC + oc) * dst[0] * dst[1] * dst[2] +
+                    spatialIndex(dst, y));
+    if (d.kind == OpKind::ConvBackwardData)
+      return size_t(((n * G + g) * IC + ic) * src[0] * src[1] * src[2] +
+                    spatialIndex(src, x));
+    return size_t(((g * OC + oc) * IC + ic) * ker[0] * ker[1] * ker[2] +
+                  spatialIndex(ker, k));
+  };
+  auto outOffset = [&](int64_t n, int64_t g, int64_t oc, int64_t ic,
+                       const int64_t *y, const int64_t *x, const int64_t *k) {
+    if (d.kind == OpKind::ConvForward)
+      return dstAt(n, g * OC + oc, y);
+    if (d.kind == OpKind::ConvBackwardData)
+      return srcAt(n, g * IC + ic, x);
+    return weightAt(g, oc, ic, k);
+  };
+  std::vector<bool> seen(count, false);
+  int64_t y[3], x[3], k[3];
+  for (int64_t n = 0; n < d.images; ++n)
+    for (int64_t g = 0; g < G; ++g)
+      for (int64_t oc = 0; oc < OC; ++oc)
+        for (int64_t ic = 0; ic < IC; ++ic)
+          for (y[0] = 0; y[0] < dst[0]; ++y[0])
+            for (y[1] = 0; y[1] < dst[1]; ++y[1])
+              for (y[2] = 0; y[2] < dst[2]; ++y[2])
+                for (k[0] = 0; k[0] < ker[0]; ++k[0])
+                  for (k[1] = 0; k[1] < ker[1]; ++k[1])
+                    for (k[2] = 0; k[2] < ker[2]; ++k[2]) {
+                      bool inside = true;
+                      for (int64_t i = 0; i < 3; ++i) {
+                        x[i] = i < s ? y[i] * d.stride[i] +
+                                           k[i] * d.dilation[i] -
+                                           d.padBegin[i]
+                                     : 0;
+                        inside = inside && x[i] >= 0 && x[i] < src[i];
+                      }
+                      if (!inside)
+                        continue;
+                      size_t at = outIndex(n, g, oc, ic, y, x, k);
+                      if (!seen[at]) {
+                        seen[at] = true;
+                        r.offset[at] = outOffset(n, g, oc, ic, y, x, k);
+                        if (d.accumulate)
+                          add(at, loadElement(outBefore, r.offset[at], d.type));
+                      }
+                      double a, b;
+                      if (d.kind == OpKind::ConvForward) {
+                        a = loadElement(in0, srcAt(n, g * IC + ic, x), d.type);
+                        b = loadElement(in1, weightAt(g, oc, ic, k), d.type);
+                      } else if (d.kind == OpKind::ConvBackwardData) {
+                        a = loadElement(in0, dstAt(n, g * OC + oc, y), d.type);
+                        b = loadElement(in1, weightAt(g, oc, ic, k), d.type);
+                      } else {
+                        a = loadElement(in0, srcAt(n, g * IC + ic, x), d.type);
+                        b = loadElement(in1, dstAt(n, g * OC + oc, y), d.type);
+                      }
+                      add(at, a * b);
+                    }
+  // Outputs no term reaches (a backward-data pixel no window covers) are
+  // still written: zero, or their previous value when accumulating.
+  std::vector<int64_t> zero = {0, 0, 0};
+  for (size_t at = 0; at < count; ++at) {
+    if (seen[at])
+      continue;
+    size_t rest = at;
+    int64_t sp[3], n = 0, g = 0, oc = 0, ic = 0;
+    const int64_t *extent = d.kind == OpKind::ConvForward        ? dst
+                            : d.kind == OpKind::ConvBackwardData ? src
+                                                                 : ker;
+    for (int64_t i = 2; i >= 0; --i) {
+      sp[i] = int64_t(rest % size_t(extent[i]));
+      rest /= size_t(extent[i]);
+    }
+    if (d.kind == OpKind::ConvForward) {
+      oc = int64_t(rest % size_t(OC));
+      rest /= size_t(OC);
+      g = int64_t(rest % size_t(G));
+      n = int64_t(rest / size_t(G));
+    } else if (d.kind == OpKind::ConvBackwardData) {
+      ic = int64_t(rest % size_t(IC));
+      rest /= size_t(IC);
+      g = int64_t(rest % size_t(G));
+      n = int64_t(rest / size_t(G));
+    } else {
+      ic = int64_t(rest % size_t(IC));
+      rest /= size_t(IC);
+      oc = int64_t(rest % size_t(OC));
+      g = int64_t(rest / size_t(OC));
+    }
+    r.offset[at] = outOffset(n, g, oc, ic, sp, sp, sp);
+    if (d.accumulate)
+      add(at, loadElement(outBefore, r.offset[at], d.type));
+  }
+  return r;
+}
+
+/// REMAT_LIB_CHECK: oneDNN's `out` against the reference, once per
+/// descriptor.
+void checkAgainstReference(const ContractionDesc &d, const Reference &ref,
+                           const void *out) {
+  static std::mutex mutex;
+  static std::set<std::vector<int64_t>> reported;
+  double tolerance = d.type == ElementType::F32 ? 1e-3 : 1e-9;
+  double worst = 0;
+  size_t worstAt = 0;
+  for (size_t i = 0; i < ref.value.size(); ++i) {
+    double got = loadElement(out, ref.offset[i], d.type);
+    double error = std::fabs(got - ref.value[i]) /
+                   std::max(ref.magnitude[i], 1e-30);
+    if (error > worst) {
+      worst = error;
+      worstAt = i;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  if (worst <= tolerance || !reported.insert(d.encode()).second) {
+    if (worst <= tolerance && reported.insert(d.encode()).second)
+      std::fprintf(stderr, "remat-lib-check: ok %s (worst %.3g)\n",
+                   d.describe().c_str(), worst);
+    return;
+  }
+  std::fprintf(stderr,
+               "remat-lib-check: MISMATCH %s: element %zu: oneDNN %.9g, "
+               "reference %.9g (error %.3g of the terms' magnitude %.3g)\n",
+               d.describe().c_str(), worstAt,
+               loadElement(out, ref.offset[worstAt], d.type),
+               ref.value[worstAt], worst, ref.magnitude[worstAt]);
+}
+
 } // namespace
 
 bool remat::lib::cpuLibraryAvailable() { return true; }
@@ -410,8 +647,15 @@ extern "C" void remat_lib_contraction(const int64_t *encoded, void *in0,
          " bytes of workspace but the plan gives " +
          std::to_string(workspaceBytes) +
          " (compiled for another machine or oneDNN version?)");
+  // The reference reads the output's old values before the call overwrites
+  // them.
+  std::optional<Reference> reference;
+  if (checkRequested())
+    reference = referenceOf(desc, in0, in1, out);
   try {
     run(*plan, in0, in1, out, static_cast<char *>(workspace));
+    if (reference)
+      checkAgainstReference(desc, *reference, out);
   } catch (const dnnl::error &e) {
     fail("remat_lib_contraction: " + desc.describe() + ": oneDNN failed: " +
          e.what());
