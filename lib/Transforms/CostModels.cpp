@@ -103,7 +103,3 @@ void remat::registerRematCostModels(DialectRegistry &registry) {
               >(ctx);
   });
 }
-
-void remat::registerRematExternalModels(DialectRegistry &registry) {
-  registerRematCostModels(registry);
-}

@@ -37,6 +37,11 @@
 
 using namespace mlir;
 
+void remat::registerRematExternalModels(DialectRegistry &registry) {
+  registerRematCostModels(registry);
+  registerRematDifferentiableModels(registry);
+}
+
 void remat::registerRematDialects(DialectRegistry &registry) {
   registry.insert<RematDialect, func::FuncDialect, arith::ArithDialect,
                   linalg::LinalgDialect, tensor::TensorDialect,
