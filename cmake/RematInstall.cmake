@@ -15,10 +15,11 @@
 #   Remat::Core    - INTERFACE: Solvers, Schedule, Structure, Graph, Support
 #                    (pure C++ on the shared LLVM library, CBC/CLP for
 #                    Checkmate); no MLIR.
-#   Remat::Passes  - INTERFACE: Dialect, Transforms (+ Core), on the shared
-#                    MLIR and LLVM libraries.
+#   Remat::Passes  - INTERFACE: Dialect, Transforms, Interfaces (+ Core), on
+#                    the shared MLIR and LLVM libraries.
 #   Remat::Solvers, Remat::Schedule, Remat::Structure, Remat::Graph,
-#   Remat::Support, Remat::Dialect, Remat::Transforms - the libraries.
+#   Remat::Support, Remat::Dialect, Remat::Transforms, Remat::Interfaces -
+#   the libraries.
 #   Remat::CpuRuntime (shared; remat-run's counting allocator),
 #   Remat::CudaRuntime (shared, when built), Remat::Plugin (the mlir-opt
 #   plugin module, for $<TARGET_FILE:Remat::Plugin>).
@@ -30,7 +31,7 @@ set(REMAT_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/remat)
 # The libraries, by component, with the names they are exported under.
 # Dependents first: the order of the static libraries on a link line.
 set(REMAT_CORE_LIBRARIES Solvers Schedule Structure Graph Support)
-set(REMAT_PASSES_LIBRARIES Dialect Transforms)
+set(REMAT_PASSES_LIBRARIES Dialect Transforms Interfaces)
 foreach(component IN LISTS REMAT_CORE_LIBRARIES REMAT_PASSES_LIBRARIES)
   set(lib Remat${component})
   set_target_properties(${lib} PROPERTIES EXPORT_NAME ${component})
@@ -49,7 +50,7 @@ endforeach()
 add_library(RematPasses INTERFACE)
 set_target_properties(RematPasses PROPERTIES EXPORT_NAME Passes)
 target_link_libraries(RematPasses INTERFACE RematCore RematDialect
-  RematTransforms)
+  RematTransforms RematInterfaces)
 # The same names inside this build, for consumers that add_subdirectory() us.
 add_library(Remat::Core ALIAS RematCore)
 add_library(Remat::Passes ALIAS RematPasses)

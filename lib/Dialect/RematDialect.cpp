@@ -155,3 +155,21 @@ LogicalResult KernelOp::verify() {
     return emitOpError("must produce at least one tensor");
   return success();
 }
+
+/// An opaque kernel's cost without `remat.cost`: the elements it produces.
+double KernelOp::getRematCost() {
+  double elements = 0;
+  for (Type type : getResultTypes())
+    if (auto shaped = dyn_cast<ShapedType>(type);
+        shaped && shaped.hasStaticShape())
+      elements += static_cast<double>(shaped.getNumElements());
+  return elements;
+}
+
+/// The workspace an exporter declared on the kernel, if any.
+uint64_t KernelOp::getRematWorkspaceBytes() {
+  if (auto ws = (*this)->getAttrOfType<IntegerAttr>(RematDialect::kWorkspaceAttr))
+    if (ws.getInt() > 0)
+      return ws.getInt();
+  return 0;
+}

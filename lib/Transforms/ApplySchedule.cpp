@@ -13,6 +13,7 @@
 #include "remat/Solvers/Solver.h"
 #include "remat/Structure/Structure.h"
 #include "remat/Support/Budget.h"
+#include "remat/Transforms/ExternalModels.h"
 #include "remat/Transforms/GraphExtraction.h"
 #include "remat/Transforms/Passes.h"
 
@@ -703,6 +704,13 @@ void emitPlanRemarks(FunctionOpInterface func, const ExtractedGraph &extracted,
 struct RematApply : public remat::impl::RematApplyPassBase<RematApply> {
   using Base::Base;
 
+  // The cost models of the upstream ops, also in a stock mlir-opt that
+  // loaded only the pass plugin.
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerRematExternalModels(registry);
+  }
+
   void runOnOperation() override {
     FunctionOpInterface func = getOperation();
     if (failed(checkNumericOptions(func, timeLimit, slots, startOrder)))
@@ -795,6 +803,13 @@ struct RematApply : public remat::impl::RematApplyPassBase<RematApply> {
 
 struct RematReport : public remat::impl::RematReportPassBase<RematReport> {
   using Base::Base;
+
+  // The cost models of the upstream ops, also in a stock mlir-opt that
+  // loaded only the pass plugin.
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerRematExternalModels(registry);
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();

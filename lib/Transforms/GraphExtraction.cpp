@@ -9,7 +9,9 @@
 #include "remat/Transforms/GraphExtraction.h"
 #include "remat/Dialect/RematDialect.h"
 #include "remat/Graph/GraphIO.h"
+#include "remat/Interfaces/RematCostModelOpInterface.h"
 #include "remat/Support/Debug.h"
+#include "remat/Transforms/ExternalModels.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -184,33 +186,6 @@ private:
   llvm::DenseMap<Value, bool> memo;
 };
 } // namespace
-
-/// The built-in cost model: FLOPs of linalg structured ops from their
-/// iteration domain and body, zero for views and `tensor.empty`, the number
-/// of output elements for opaque kernels, one for anything else.
-static double builtinCost(Operation *op) {
-  if (auto cost = op->getAttrOfType<FloatAttr>(RematDialect::kCostAttr))
-    return cost.getValueAsDouble();
-  if (isTensorView(op) || isa<tensor::EmptyOp>(op))
-    return 0;
-  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
-    double points = 1;
-    for (int64_t range : linalgOp.getStaticLoopRanges())
-      points *= ShapedType::isDynamic(range) ? 1 : static_cast<double>(range);
-    size_t bodyOps = 0;
-    if (Block *body = linalgOp.getBlock())
-      bodyOps = body->getOperations().size() - 1; // not the terminator
-    return points * static_cast<double>(std::max<size_t>(bodyOps, 1));
-  }
-  if (isa<KernelOp>(op)) {
-    double elements = 0;
-    for (Type type : op->getResultTypes())
-      if (auto shaped = dyn_cast<ShapedType>(type); shaped && shaped.hasStaticShape())
-        elements += static_cast<double>(shaped.getNumElements());
-    return elements;
-  }
-  return 1;
-}
 
 static LogicalResult checkType(Type type, Location loc, StringRef what) {
   if (isa<BaseMemRefType>(type))
@@ -440,7 +415,9 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(FunctionOpInterface func) 
     std::vector<ValueId> inputs;
     double cost = 0;
     for (Operation *op : extracted.nodeOps[node]) {
-      double opCost = builtinCost(op);
+      // The op's cost model (RematCostModelOpInterface; `remat.cost`
+      // overrides it, an op without one costs 1).
+      double opCost = getRematCost(op);
       cost += opCost;
       stepCost += opCost;
       if (!std::isfinite(stepCost)) {
@@ -464,22 +441,24 @@ FailureOr<ExtractedGraph> remat::extractTrainingGraph(FunctionOpInterface func) 
     }
     Node &n = graph.node(node);
     n.cost = cost;
-    // Scratch memory a library needs while the node runs
-    // (remat-plan-library-calls): the ops of a node run one after the other,
-    // so the largest.
+    // Scratch memory the ops need while the node runs (a library call's
+    // workspace, declared through the op's cost model): the ops of a node
+    // run one after the other, so the largest.
     for (Operation *op : extracted.nodeOps[node])
-      if (auto ws = op->getAttrOfType<IntegerAttr>("remat.workspace_bytes"))
-        if (ws.getInt() > 0)
-          n.workspaceBytes = std::max<uint64_t>(n.workspaceBytes, ws.getInt());
-    // The inits the node's ops write that are buffers of other nodes: in
-    // place when nothing reads them afterwards (the simulator decides).
+      n.workspaceBytes =
+          std::max<uint64_t>(n.workspaceBytes, getRematWorkspaceBytes(op));
+    // The operands the node's ops update in place (by their cost models; the
+    // destination-style inits by default) that are buffers of other nodes:
+    // reused when nothing reads them afterwards (the simulator decides).
     for (Operation *op : extracted.nodeOps[node]) {
-      auto dps = dyn_cast<DestinationStyleOpInterface>(op);
-      if (!dps || isTensorView(op))
+      if (isTensorView(op))
         continue;
-      for (OpOperand &init : dps.getDpsInitsMutable()) {
-        auto in = extracted.valueOf.find(init.get());
-        auto out = extracted.valueOf.find(dps.getTiedOpResult(&init));
+      for (OpOperand &operand : op->getOpOperands()) {
+        Value updated = getRematInPlaceResult(operand);
+        if (!updated)
+          continue;
+        auto in = extracted.valueOf.find(operand.get());
+        auto out = extracted.valueOf.find(updated);
         if (in == extracted.valueOf.end() || out == extracted.valueOf.end())
           continue;
         const GraphValue &source = graph.value(in->second);
@@ -935,6 +914,13 @@ struct NormalizeDestinations
 struct RematPrintGraph
     : public remat::impl::RematPrintGraphPassBase<RematPrintGraph> {
   using Base::Base;
+
+  // The cost models of the upstream ops, also in a stock mlir-opt that
+  // loaded only the pass plugin.
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerRematExternalModels(registry);
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();

@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - the remat pipelines and dialect registration -------===//
 
 #include "remat/Dialect/RematDialect.h"
+#include "remat/Transforms/ExternalModels.h"
 #include "remat/Transforms/GpuPipeline.h"
 #include "remat/Transforms/Passes.h"
 
@@ -36,6 +37,11 @@
 
 using namespace mlir;
 
+void remat::registerRematExternalModels(DialectRegistry &registry) {
+  registerRematCostModels(registry);
+  registerRematDifferentiableModels(registry);
+}
+
 void remat::registerRematDialects(DialectRegistry &registry) {
   registry.insert<RematDialect, func::FuncDialect, arith::ArithDialect,
                   linalg::LinalgDialect, tensor::TensorDialect,
@@ -53,6 +59,9 @@ void remat::registerRematDialects(DialectRegistry &registry) {
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
   memref::registerAllocationOpInterfaceExternalModels(registry);
+  // What the upstream ops cost (extraction) and how they are differentiated
+  // (remat-autodiff): the remat op interfaces (ExternalModels.h).
+  registerRematExternalModels(registry);
   // GPU/NVVM dialects and translations of remat-lower-to-gpu (GpuPipeline.cpp).
   registerRematGpuDialects(registry);
 }

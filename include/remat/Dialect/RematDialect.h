@@ -8,6 +8,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "remat/Interfaces/RematCostModelOpInterface.h"
 
 #include "remat/Dialect/RematDialect.h.inc"
 

@@ -6,6 +6,7 @@
 include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "remat/Interfaces/RematCostModelOpInterface.td"
 
 def Remat_Dialect : Dialect {
   let name = "remat";
@@ -67,14 +68,17 @@ def Remat_Dialect : Dialect {
 class Remat_Op<string mnemonic, list<Trait> traits = []>
     : Op<Remat_Dialect, mnemonic, traits>;
 
-def Remat_KernelOp : Remat_Op<"kernel", [Pure]> {
+def Remat_KernelOp : Remat_Op<"kernel", [Pure,
+    DeclareOpInterfaceMethods<RematCostModelOpInterface,
+                              ["getRematWorkspaceBytes"]>]> {
   let summary = "An opaque, pure computation on statically shaped tensors";
   let description = [{
     Stands for an operator of a framework graph (for example
     `"aten.convolution"`) whose body is unknown: it reads its operands and
     produces fresh tensors. The training-graph extraction treats it like any
     other op (its cost comes from `remat.cost`, else the number of output
-    elements); it cannot be lowered, and lowering reports so.
+    elements; its workspace from `remat.workspace_bytes`, else none); it
+    cannot be lowered, and lowering reports so.
 
     ```mlir
     %y = remat.kernel "aten.relu"(%x) {remat.cost = 1024.0}

@@ -113,7 +113,13 @@ def RematAutodiffPass : Pass<"remat-autodiff", "mlir::ModuleOp"> {
     where the rule allows); ops whose results do not reach the loss, and
     operands that do not depend on a parameter, get no backward.
 
-    Rules: `linalg.generic` with any indexing maps and iterators (per
+    The pass knows no op: each op's `RematDifferentiableOpInterface`
+    (remat/Interfaces) says which operands carry a derivative and emits its
+    backward through a `remat::ReverseModeContext`; an op of another dialect
+    is differentiated by implementing it (or attaching an external model).
+    The upstream ops' rules, attached by `registerRematDialects` (and
+    declared as this pass's dependencies):
+    `linalg.generic` with any indexing maps and iterators (per
     differentiable input one generic over the same iteration domain that
     recomputes the scalar body, differentiates it in reverse and
     accumulates through the input's map: broadcasts become reductions,
@@ -136,8 +142,8 @@ def RematAutodiffPass : Pass<"remat-autodiff", "mlir::ModuleOp"> {
     derivative; an `arith.bitcast` to an integer and back to the same float
     type is the identity.
 
-    Errors, located: an op on a path from a parameter to the loss that has
-    no rule (named), a select combiner proven neither a max/min nor a last
+    Errors, located: an op on a path from a parameter to the loss without
+    the interface, or whose rule rejects it (named), a select combiner proven neither a max/min nor a last
     position, a float computed from reinterpreted bits, a value of dynamic
     shape on that path, a call (inline it first: the pipelines run
     `remat-inline-calls` before), a function that is already a training
