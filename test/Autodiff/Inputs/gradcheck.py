@@ -4,6 +4,7 @@ differences, on the CPU.
 Usage: gradcheck.py FORWARD.mlir [--train-step STEP.mlir] [--func NAME]
                     [--name NAME] [--seed N] [--eps E] [--rtol T]
                     [--solver S] [--keep OUT.mlir] [--bin-dir DIR]
+                    [--autodiff-flags F] [--lower-flags F]
                     [--remat-opt PATH] [--remat-run PATH] [--verbose]
 
 FORWARD.mlir holds a forward-only function whose result #0 is a scalar loss
@@ -60,6 +61,9 @@ build's bin there), else the build/bin of this source tree; mlir-opt and mlir-ru
 runner) from --llvm-bin-dir, else PATH, else /usr/lib/llvm-22/bin.
 --autodiff-flags replaces `--remat-autodiff` (e.g. to inline calls first:
 "--remat-inline-calls --remat-autodiff").
+--lower-flags runs `remat-opt MODULE FLAGS` on the combined module before it
+is run: the lowering of ops that remat-run does not know (an out-of-tree
+dialect's, with --remat-opt naming that dialect's driver).
 """
 import argparse
 import os
@@ -718,6 +722,9 @@ def main():
     ap.add_argument("--autodiff-flags", default="--remat-autodiff",
                     help="remat-opt flags that differentiate (default "
                     "--remat-autodiff)")
+    ap.add_argument("--lower-flags", default="",
+                    help="remat-opt flags applied to the combined module "
+                    "before it runs (lowering ops remat-run does not know)")
     ap.add_argument("--runner", choices=("remat-run", "upstream"),
                     default="remat-run")
     ap.add_argument("--llvm-bin-dir")
@@ -858,7 +865,17 @@ def run(opts, name):
         with os.fdopen(fd, "w") as f:
             f.write(module)
         cleanup = path
+    extra_cleanup = []
     try:
+        if opts.lower_flags:
+            lowered = path + ".lowered.mlir"
+            if cleanup:
+                extra_cleanup.append(lowered)
+            run_tool([remat_opt, path] + opts.lower_flags.split() +
+                     ["-o", lowered], "remat-opt " + opts.lower_flags)
+            path = lowered
+            with open(path) as f:
+                module = f.read()
         if opts.runner == "remat-run":
             output = run_tool([remat_run, path, "--solver=" + opts.solver],
                               "remat-run")
@@ -867,6 +884,9 @@ def run(opts, name):
     finally:
         if cleanup:
             os.unlink(cleanup)
+        for extra in extra_cleanup:
+            if os.path.exists(extra):
+                os.unlink(extra)
     ok = check(name, output, plan, params, arg_types,
                TType(loss_func.result_types()[0]), settings, opts.verbose)
     return 0 if ok else 1
