@@ -1062,7 +1062,7 @@ def main(argv):
             if a.gpu_build:
                 gpu_models.append(gpu_build_model(a, entry, gpu_plans, a.gpu_build, env))
             if a.json:  # after every model: a long run keeps what it measured
-                write_json(result, a.json)
+                write_json(result, a.json, work)
     except KeyboardInterrupt:
         log("interrupted: writing what was measured")
     result["machine"]["loadavg_end"] = os.getloadavg()
@@ -1074,7 +1074,7 @@ def main(argv):
         log("GPU build: %s, %.1f MiB; run there: python3 %s/gpu_step_time_device.py %s"
             % (a.gpu_build, size / 2 ** 20, a.gpu_build, a.gpu_build))
     if a.json:
-        write_json(result, a.json)
+        write_json(result, a.json, work)
         log("wrote %s" % a.json)
     print(table(result))
     load = result["machine"]["loadavg_start"][0]
@@ -1088,10 +1088,25 @@ def main(argv):
     return 0
 
 
-def write_json(result, path):
+def portable_paths(value, prefixes):
+    """`value` with every string's leading path prefix replaced (prefixes:
+    {absolute directory: its stand-in}): the saved results name files by
+    their place in the checkout or the run's working directory, never by a
+    path of the machine that ran the benchmark."""
+    if isinstance(value, dict):
+        return {k: portable_paths(v, prefixes) for k, v in value.items()}
+    if isinstance(value, list):
+        return [portable_paths(v, prefixes) for v in value]
+    if isinstance(value, str):
+        for prefix, stand_in in prefixes.items():
+            value = value.replace(prefix.rstrip("/") + "/", stand_in)
+    return value
+
+
+def write_json(result, path, work):
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        json.dump(result, f, indent=1, default=str)
+        json.dump(portable_paths(result, {work: "WORK/", ROOT: ""}), f, indent=1, default=str)
     os.replace(tmp, path)
 
 
