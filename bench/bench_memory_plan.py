@@ -48,61 +48,18 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-EXPORTER = os.path.join(ROOT, "python", "remat", "torch_export.py")
-PYTHON = "/usr/bin/python3"
-DEFAULT_MODELS = "resnet18,resnet50,mobilenet_v2,densenet121,transformer,unet"
-DEFAULT_PLANS = "none,chen-sqrtn,rotor@60%,auto@60%"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The exporter's arguments per model, the subprocess runner, error lines and
+# remat-run's figures are bench_step_time.py's: one definition of each.
+from bench_step_time import (DEFAULT_MODELS, DEFAULT_PLANS, EXPORTER, PYTHON,  # noqa: E402
+                             ROOT, exporter_args, first_error, log, parse_remat_run,
+                             portable_paths, run)
+
 FIGURES = ("arena_bytes", "live_peak_bytes", "rss_growth_bytes", "measured_peak_bytes",
            "predicted_peak_bytes")
-
-
-def log(msg):
-    sys.stderr.write("[%s] %s\n" % (time.strftime("%H:%M:%S"), msg))
-    sys.stderr.flush()
-
-
-def run(argv, timeout):
-    """(returncode or None on a timeout / missing program, stdout, stderr, seconds)."""
-    start = time.monotonic()
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-        return proc.returncode, proc.stdout, proc.stderr, time.monotonic() - start
-    except subprocess.TimeoutExpired:
-        return None, "", "timed out after %d s" % timeout, time.monotonic() - start
-    except OSError as e:
-        return None, "", "cannot run %s: %s" % (argv[0], e), time.monotonic() - start
-
-
-def first_error(stderr, rc):
-    lines = [l.strip() for l in (stderr or "").splitlines() if l.strip()]
-    for l in lines:
-        if "error" in l.lower():
-            return l[:300]
-    return lines[-1][:300] if lines else "exit code %s" % rc
-
-
-def exporter_args(model, a):
-    if model == "transformer":
-        return ["transformer", "--batch", str(a.tf_batch), "--seq", str(a.seq)]
-    if model == "unet":
-        return ["unet", "--batch", str(a.unet_batch), "--size", str(a.size), str(a.size)]
-    return [model, "--batch", str(a.batch), "--size", str(a.size), str(a.size)]
-
-
-def parse_figures(stdout):
-    """The key=value figures of remat-run's `remat-run:` lines."""
-    figures = {}
-    for line in stdout.splitlines():
-        if line.startswith("remat-run:"):
-            for key, value in re.findall(r"(\w+)=(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)", line):
-                figures[key] = float(value) if "." in value or "e" in value else int(value)
-    return figures
 
 
 def run_plan(a, step, plan, dealloc, budget_override=None):
@@ -113,12 +70,12 @@ def run_plan(a, step, plan, dealloc, budget_override=None):
             "--kernels=" + a.kernels, "--time-limit=%g" % a.time_limit]
     if budget:
         argv.append("--budget=" + budget)
-    rc, out, err, seconds = run(argv, a.timeout)
+    rc, out, err, seconds = run(argv, timeout=a.timeout)
     row = {"plan": plan, "dealloc": dealloc, "seconds": round(seconds, 2)}
     if rc != 0:
         row["error"] = first_error(err, rc)
         return row
-    figures = parse_figures(out)
+    figures = parse_remat_run(out)
     missing = [k for k in FIGURES if k not in figures]
     if missing:
         row["error"] = "remat-run printed no %s" % ", ".join(missing)
@@ -140,7 +97,7 @@ def run_plan_with_fallback(a, step, plan, dealloc):
 
 def placement(a, step, workdir, model):
     graph = os.path.join(workdir, model + ".graph.json")
-    rc, out, err, _ = run([a.remat_opt, step, "--remat-export-graph", "-o", "/dev/null"], a.timeout)
+    rc, out, err, _ = run([a.remat_opt, step, "--remat-export-graph", "-o", "/dev/null"], timeout=a.timeout)
     if rc != 0:
         return {"error": "export-graph: " + first_error(err, rc)}
     # The graph's name in the C++ bench's tables is its file's stem.
@@ -148,7 +105,7 @@ def placement(a, step, workdir, model):
         f.write(out)
     out_json = os.path.join(workdir, model + ".placement.json")
     rc, out, err, _ = run([a.bench, "--json", out_json, "--time-limit", "%g" % a.time_limit,
-                           "--plans", ",".join(a.plans), graph], a.timeout)
+                           "--plans", ",".join(a.plans), graph], timeout=a.timeout)
     if rc != 0:
         return {"error": "remat-bench-memory-plan: " + first_error(err, rc)}
     with open(out_json) as f:
@@ -236,7 +193,7 @@ def main():
     for model in [m for m in a.models.split(",") if m]:
         step = os.path.join(workdir, model + ".mlir")
         log("%s: export" % model)
-        rc, _, err, _ = run([PYTHON, EXPORTER] + exporter_args(model, a) + ["-o", step], a.timeout)
+        rc, _, err, _ = run([PYTHON, EXPORTER] + exporter_args(model, a) + ["-o", step], timeout=a.timeout)
         entry = {"model": model, "export": exporter_args(model, a)[1:], "plans": {}}
         results.append(entry)
         if rc != 0:
@@ -262,7 +219,8 @@ def main():
                 "time_limit_seconds": a.time_limit, "models": results}
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(document, f, indent=1, sort_keys=True)
+            json.dump(portable_paths(document, {workdir: "WORK/", ROOT: ""}), f, indent=1,
+                      sort_keys=True)
             f.write("\n")
     if a.markdown:
         with open(a.markdown, "w") as f:
