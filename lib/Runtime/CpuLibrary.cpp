@@ -502,7 +502,33 @@ Reference referenceOf(const ContractionDesc &d, const void *in0,
       return srcAt(n, g * IC + ic, x);
     return weightAt(g, oc, ic, k);
   };
-  std::vector<bool> seen(count, false);
+  // Every output element first (a backward-data pixel that no window covers
+  // is still written: zero, or its old value when accumulating), then the
+  // terms.
+  const int64_t *extent = d.kind == OpKind::ConvForward        ? dst
+                          : d.kind == OpKind::ConvBackwardData ? src
+                                                               : ker;
+  const bool weights = d.kind == OpKind::ConvBackwardWeights;
+  int64_t lead[3] = {d.images, G, d.kind == OpKind::ConvForward ? OC : IC};
+  if (weights) {
+    lead[0] = G;
+    lead[1] = OC;
+    lead[2] = IC;
+  }
+  int64_t p[3];
+  for (int64_t i0 = 0; i0 < lead[0]; ++i0)
+    for (int64_t i1 = 0; i1 < lead[1]; ++i1)
+      for (int64_t i2 = 0; i2 < lead[2]; ++i2)
+        for (p[0] = 0; p[0] < extent[0]; ++p[0])
+          for (p[1] = 0; p[1] < extent[1]; ++p[1])
+            for (p[2] = 0; p[2] < extent[2]; ++p[2]) {
+              int64_t n = weights ? 0 : i0, g = weights ? i0 : i1;
+              int64_t oc = weights ? i1 : i2, ic = i2;
+              size_t at = outIndex(n, g, oc, ic, p, p, p);
+              r.offset[at] = outOffset(n, g, oc, ic, p, p, p);
+              if (d.accumulate)
+                add(at, loadElement(outBefore, r.offset[at], d.type));
+            }
   int64_t y[3], x[3], k[3];
   for (int64_t n = 0; n < d.images; ++n)
     for (int64_t g = 0; g < G; ++g)
@@ -524,13 +550,6 @@ Reference referenceOf(const ContractionDesc &d, const void *in0,
                       }
                       if (!inside)
                         continue;
-                      size_t at = outIndex(n, g, oc, ic, y, x, k);
-                      if (!seen[at]) {
-                        seen[at] = true;
-                        r.offset[at] = outOffset(n, g, oc, ic, y, x, k);
-                        if (d.accumulate)
-                          add(at, loadElement(outBefore, r.offset[at], d.type));
-                      }
                       double a, b;
                       if (d.kind == OpKind::ConvForward) {
                         a = loadElement(in0, srcAt(n, g * IC + ic, x), d.type);
@@ -542,48 +561,13 @@ Reference referenceOf(const ContractionDesc &d, const void *in0,
                         a = loadElement(in0, srcAt(n, g * IC + ic, x), d.type);
                         b = loadElement(in1, dstAt(n, g * OC + oc, y), d.type);
                       }
-                      add(at, a * b);
+                      add(outIndex(n, g, oc, ic, y, x, k), a * b);
                     }
-  // Outputs no term reaches (a backward-data pixel no window covers) are
-  // still written: zero, or their previous value when accumulating.
-  std::vector<int64_t> zero = {0, 0, 0};
-  for (size_t at = 0; at < count; ++at) {
-    if (seen[at])
-      continue;
-    size_t rest = at;
-    int64_t sp[3], n = 0, g = 0, oc = 0, ic = 0;
-    const int64_t *extent = d.kind == OpKind::ConvForward        ? dst
-                            : d.kind == OpKind::ConvBackwardData ? src
-                                                                 : ker;
-    for (int64_t i = 2; i >= 0; --i) {
-      sp[i] = int64_t(rest % size_t(extent[i]));
-      rest /= size_t(extent[i]);
-    }
-    if (d.kind == OpKind::ConvForward) {
-      oc = int64_t(rest % size_t(OC));
-      rest /= size_t(OC);
-      g = int64_t(rest % size_t(G));
-      n = int64_t(rest / size_t(G));
-    } else if (d.kind == OpKind::ConvBackwardData) {
-      ic = int64_t(rest % size_t(IC));
-      rest /= size_t(IC);
-      g = int64_t(rest % size_t(G));
-      n = int64_t(rest / size_t(G));
-    } else {
-      ic = int64_t(rest % size_t(IC));
-      rest /= size_t(IC);
-      oc = int64_t(rest % size_t(OC));
-      g = int64_t(rest / size_t(OC));
-    }
-    r.offset[at] = outOffset(n, g, oc, ic, sp, sp, sp);
-    if (d.accumulate)
-      add(at, loadElement(outBefore, r.offset[at], d.type));
-  }
   return r;
 }
 
-/// REMAT_LIB_CHECK: oneDNN's `out` against the reference, once per
-/// descriptor.
+/// REMAT_LIB_CHECK: oneDNN's `out` against the reference; one line (ok or
+/// MISMATCH) per descriptor, at its first call.
 void checkAgainstReference(const ContractionDesc &d, const Reference &ref,
                            const void *out) {
   static std::mutex mutex;
@@ -601,10 +585,11 @@ void checkAgainstReference(const ContractionDesc &d, const Reference &ref,
     }
   }
   std::lock_guard<std::mutex> lock(mutex);
-  if (worst <= tolerance || !reported.insert(d.encode()).second) {
-    if (worst <= tolerance && reported.insert(d.encode()).second)
-      std::fprintf(stderr, "remat-lib-check: ok %s (worst %.3g)\n",
-                   d.describe().c_str(), worst);
+  if (!reported.insert(d.encode()).second)
+    return;
+  if (worst <= tolerance) {
+    std::fprintf(stderr, "remat-lib-check: ok %s (worst %.3g)\n",
+                 d.describe().c_str(), worst);
     return;
   }
   std::fprintf(stderr,
