@@ -36,7 +36,7 @@ std::optional<Linear> linearize(AffineExpr expr, unsigned numLoops) {
   Linear l;
   l.coef.assign(numLoops, 0);
   std::function<bool(AffineExpr, int64_t)> add = [&](AffineExpr e,
-                                                      int64_t scale) {
+                                                     int64_t scale) {
     if (auto dim = dyn_cast<AffineDimExpr>(e)) {
       l.coef[dim.getPosition()] += scale;
       return true;
@@ -261,8 +261,7 @@ struct Expectation {
 /// `numChannels`.
 void describeActivation(int64_t *strides, const LoopClass &images,
                         const LoopClass &channels, const LoopClass &groups,
-                        int64_t numChannels, const Access &a,
-                        Expectation &e) {
+                        int64_t numChannels, const Access &a, Expectation &e) {
   strides[0] = classStride(images, a);
   strides[1] = channelStride(channels, groups, a);
   e.add(images, strides[0]);
@@ -273,9 +272,8 @@ void describeActivation(int64_t *strides, const LoopClass &images,
 /// A weight's layout [G, OC, IC, spatial...] (`strides[0..2]`) and what it
 /// means for the op's loops (`e`).
 void describeWeights(int64_t *strides, const LoopClass &groups,
-                     const LoopClass &outChannels,
-                     const LoopClass &inChannels, const Access &a,
-                     Expectation &e) {
+                     const LoopClass &outChannels, const LoopClass &inChannels,
+                     const Access &a, Expectation &e) {
   strides[0] = classStride(groups, a);
   strides[1] = classStride(outChannels, a);
   strides[2] = classStride(inChannels, a);
@@ -310,10 +308,10 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
     return iterators[l] == utils::IteratorType::parallel;
   };
 
-  std::optional<Access> first = analyzeAccess(
-      op, op.getDpsInputOperand(factors->first), whyNot);
-  std::optional<Access> second = analyzeAccess(
-      op, op.getDpsInputOperand(factors->second), whyNot);
+  std::optional<Access> first =
+      analyzeAccess(op, op.getDpsInputOperand(factors->first), whyNot);
+  std::optional<Access> second =
+      analyzeAccess(op, op.getDpsInputOperand(factors->second), whyNot);
   std::optional<Access> out =
       analyzeAccess(op, op.getDpsInitOperand(0), whyNot);
   if (!first || !second || !out)
@@ -335,8 +333,8 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
         unsigned p = loops[swap], r = loops[1 - swap];
         if (parallel(p) && !parallel(r) && out->uses(p) && !other.uses(p) &&
             other.uses(r) && !out->uses(r) && l.coef[p] > 0 && l.coef[r] > 0)
-          windows.push_back({static_cast<unsigned>(t), p, r, l.coef[p],
-                             l.coef[r]});
+          windows.push_back(
+              {static_cast<unsigned>(t), p, r, l.coef[p], l.coef[r]});
       }
     }
     return windows;
@@ -443,11 +441,21 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
           best = std::max(best, std::abs(x.address[l]));
       return best;
     };
-    // Without a real batch loop among the output's (one image), a forward
-    // correlation: both readings compute the same, the forward one is the
-    // common case.
-    bool weightGradient =
-        !flipped && outermost(xo) >= 0 && outermost(xy) > outermost(xo);
+    // Without a real batch loop among the output's, two readings compute
+    // the same sum: a forward correlation of one image whose reduced loops
+    // are its input channels, or a weight gradient with one input channel
+    // per group (a depthwise convolution's) whose reduced loops are the
+    // images. The forward reading first; the other where the forward one's
+    // layouts do not fit the operands' strides.
+    SmallVector<bool, 2> readings;
+    if (flipped)
+      readings = {false};
+    else if (outermost(xo) >= 0)
+      readings = {outermost(xy) > outermost(xo)};
+    else if (outermost(xy) >= 0)
+      readings = {false, true};
+    else
+      readings = {false};
 
     LoopClass g, cxo, cxy, cyo;
     if (!formClass(all, ranges, {&x, &y, out.operator->()}, g) ||
@@ -457,99 +465,111 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
       whyNot = "loops of one role whose strides do not nest";
       return std::nullopt;
     }
-    d.spatialRank = windows.size();
-    d.groups = g.size;
-    m.in0 = x.operand;
-    m.in1 = y.operand;
-    m.out = out->operand;
-    m.in0Offset = x.offset;
-    m.in1Offset = y.offset;
-    m.outOffset = out->offset;
-    // The image's spatial strides are its dimensions' strides; its other
-    // loops are the batch and the channels (the group merged with them).
-    for (auto [j, w] : llvm::enumerate(windows)) {
-      ex.addLoop(w.p, w.cp * x.strides[w.dim]);
-      ex.addLoop(w.r, w.cr * x.strides[w.dim]);
-    }
-    if (!weightGradient && !flipped) {
-      // dst[n, g, oc, o] += src[n, g, ic, o*s + k*d] * wei[g, oc, ic, k]
-      d.kind = OpKind::ConvForward;
-      d.images = cxo.size;
-      d.inChannels = cxy.size;
-      d.outChannels = cyo.size;
+    for (bool weightGradient : readings) {
+      m = MatchedContraction();
+      d.type = type;
+      d.accumulate = true;
+      ex = Expectation{SmallVector<int64_t>(numLoops, 0), ranges};
+      ey = ex;
+      eo = ex;
+      d.spatialRank = windows.size();
+      d.groups = g.size;
+      m.in0 = x.operand;
+      m.in1 = y.operand;
+      m.out = out->operand;
+      m.in0Offset = x.offset;
+      m.in1Offset = y.offset;
+      m.outOffset = out->offset;
+      // The image's spatial strides are its dimensions' strides; its other
+      // loops are the batch and the channels (the group merged with them).
       for (auto [j, w] : llvm::enumerate(windows)) {
-        d.dstSize[j] = ranges[w.p];
-        d.kernelSize[j] = ranges[w.r];
-        d.stride[j] = w.cp;
-        d.dilation[j] = w.cr;
-        d.srcSize[j] = (ranges[w.p] - 1) * w.cp + (ranges[w.r] - 1) * w.cr + 1;
-        d.srcStrides[2 + j] = x.strides[w.dim];
-        d.weightStrides[3 + j] = y.address[w.r];
-        d.dstStrides[2 + j] = out->address[w.p];
-        ey.addLoop(w.r, y.address[w.r]);
-        eo.addLoop(w.p, out->address[w.p]);
+        ex.addLoop(w.p, w.cp * x.strides[w.dim]);
+        ex.addLoop(w.r, w.cr * x.strides[w.dim]);
       }
-      describeActivation(d.srcStrides, cxo, cxy, g, d.inChannels, x, ex);
-      describeWeights(d.weightStrides, g, cyo, cxy, y, ey);
-      describeActivation(d.dstStrides, cxo, cyo, g, d.outChannels, *out, eo);
-    } else if (flipped) {
-      // out[n, g, f, p] += X[n, g, c, p + r*d] * W[g, c, f, K-1-r]: the
-      // backward data of a stride-1 convolution with padding (K-1)*d whose
-      // diff_dst is X (channels c) and diff_src the output (channels f).
-      d.kind = OpKind::ConvBackwardData;
-      d.images = cxo.size;
-      d.outChannels = cxy.size;
-      d.inChannels = cyo.size;
-      for (auto [j, w] : llvm::enumerate(windows)) {
-        if (w.cp != 1) {
-          whyNot = "a flipped kernel with a stride";
-          return std::nullopt;
+      if (!weightGradient && !flipped) {
+        // dst[n, g, oc, o] += src[n, g, ic, o*s + k*d] * wei[g, oc, ic, k]
+        d.kind = OpKind::ConvForward;
+        d.images = cxo.size;
+        d.inChannels = cxy.size;
+        d.outChannels = cyo.size;
+        for (auto [j, w] : llvm::enumerate(windows)) {
+          d.dstSize[j] = ranges[w.p];
+          d.kernelSize[j] = ranges[w.r];
+          d.stride[j] = w.cp;
+          d.dilation[j] = w.cr;
+          d.srcSize[j] =
+              (ranges[w.p] - 1) * w.cp + (ranges[w.r] - 1) * w.cr + 1;
+          d.srcStrides[2 + j] = x.strides[w.dim];
+          d.weightStrides[3 + j] = y.address[w.r];
+          d.dstStrides[2 + j] = out->address[w.p];
+          ey.addLoop(w.r, y.address[w.r]);
+          eo.addLoop(w.p, out->address[w.p]);
         }
-        int64_t k = ranges[w.r];
-        d.srcSize[j] = ranges[w.p];
-        d.kernelSize[j] = k;
-        d.dstSize[j] = ranges[w.p] + (k - 1) * w.cr;
-        d.stride[j] = 1;
-        d.dilation[j] = w.cr;
-        d.padBegin[j] = d.padEnd[j] = (k - 1) * w.cr;
-        d.dstStrides[2 + j] = x.strides[w.dim];
-        d.weightStrides[3 + j] = -y.address[w.r];
-        d.srcStrides[2 + j] = out->address[w.p];
-        // Tap 0 of the library's kernel is tap K-1 of the op's loop.
-        m.in1Offset += y.address[w.r] * (k - 1);
-        ey.addLoop(w.r, y.address[w.r]);
-        eo.addLoop(w.p, out->address[w.p]);
-      }
-      describeActivation(d.dstStrides, cxo, cxy, g, d.outChannels, x, ex);
-      describeWeights(d.weightStrides, g, cxy, cyo, y, ey);
-      describeActivation(d.srcStrides, cxo, cyo, g, d.inChannels, *out, eo);
-    } else {
-      // dw[g, oc, ic, k] += src[n, g, ic, o*s + k*d] * dy[n, g, oc, o]: the
-      // window reads the kernel tap (an output loop) times the dilation and
-      // the output position (reduced) times the stride.
-      d.kind = OpKind::ConvBackwardWeights;
-      d.images = cxy.size;
-      d.inChannels = cxo.size;
-      d.outChannels = cyo.size;
-      for (auto [j, w] : llvm::enumerate(windows)) {
-        if (y.address[w.r] <= 0) {
-          whyNot = "a weight gradient whose output gradient is read reversed";
-          return std::nullopt;
+        describeActivation(d.srcStrides, cxo, cxy, g, d.inChannels, x, ex);
+        describeWeights(d.weightStrides, g, cyo, cxy, y, ey);
+        describeActivation(d.dstStrides, cxo, cyo, g, d.outChannels, *out, eo);
+      } else if (flipped) {
+        // out[n, g, f, p] += X[n, g, c, p + r*d] * W[g, c, f, K-1-r]: the
+        // backward data of a stride-1 convolution with padding (K-1)*d whose
+        // diff_dst is X (channels c) and diff_src the output (channels f).
+        d.kind = OpKind::ConvBackwardData;
+        d.images = cxo.size;
+        d.outChannels = cxy.size;
+        d.inChannels = cyo.size;
+        for (auto [j, w] : llvm::enumerate(windows)) {
+          if (w.cp != 1) {
+            whyNot = "a flipped kernel with a stride";
+            return std::nullopt;
+          }
+          int64_t k = ranges[w.r];
+          d.srcSize[j] = ranges[w.p];
+          d.kernelSize[j] = k;
+          d.dstSize[j] = ranges[w.p] + (k - 1) * w.cr;
+          d.stride[j] = 1;
+          d.dilation[j] = w.cr;
+          d.padBegin[j] = d.padEnd[j] = (k - 1) * w.cr;
+          d.dstStrides[2 + j] = x.strides[w.dim];
+          d.weightStrides[3 + j] = -y.address[w.r];
+          d.srcStrides[2 + j] = out->address[w.p];
+          // Tap 0 of the library's kernel is tap K-1 of the op's loop.
+          m.in1Offset += y.address[w.r] * (k - 1);
+          ey.addLoop(w.r, y.address[w.r]);
+          eo.addLoop(w.p, out->address[w.p]);
         }
-        d.kernelSize[j] = ranges[w.p];
-        d.dstSize[j] = ranges[w.r];
-        d.stride[j] = w.cr;
-        d.dilation[j] = w.cp;
-        d.srcSize[j] = (ranges[w.r] - 1) * w.cr + (ranges[w.p] - 1) * w.cp + 1;
-        d.srcStrides[2 + j] = x.strides[w.dim];
-        d.dstStrides[2 + j] = y.address[w.r];
-        d.weightStrides[3 + j] = out->address[w.p];
-        ey.addLoop(w.r, y.address[w.r]);
-        eo.addLoop(w.p, out->address[w.p]);
+        describeActivation(d.dstStrides, cxo, cxy, g, d.outChannels, x, ex);
+        describeWeights(d.weightStrides, g, cxy, cyo, y, ey);
+        describeActivation(d.srcStrides, cxo, cyo, g, d.inChannels, *out, eo);
+      } else {
+        // dw[g, oc, ic, k] += src[n, g, ic, o*s + k*d] * dy[n, g, oc, o]: the
+        // window reads the kernel tap (an output loop) times the dilation and
+        // the output position (reduced) times the stride.
+        d.kind = OpKind::ConvBackwardWeights;
+        d.images = cxy.size;
+        d.inChannels = cxo.size;
+        d.outChannels = cyo.size;
+        for (auto [j, w] : llvm::enumerate(windows)) {
+          if (y.address[w.r] <= 0) {
+            whyNot = "a weight gradient whose output gradient is read reversed";
+            return std::nullopt;
+          }
+          d.kernelSize[j] = ranges[w.p];
+          d.dstSize[j] = ranges[w.r];
+          d.stride[j] = w.cr;
+          d.dilation[j] = w.cp;
+          d.srcSize[j] =
+              (ranges[w.r] - 1) * w.cr + (ranges[w.p] - 1) * w.cp + 1;
+          d.srcStrides[2 + j] = x.strides[w.dim];
+          d.dstStrides[2 + j] = y.address[w.r];
+          d.weightStrides[3 + j] = out->address[w.p];
+          ey.addLoop(w.r, y.address[w.r]);
+          eo.addLoop(w.p, out->address[w.p]);
+        }
+        describeActivation(d.srcStrides, cxy, cxo, g, d.inChannels, x, ex);
+        describeActivation(d.dstStrides, cxy, cyo, g, d.outChannels, y, ey);
+        describeWeights(d.weightStrides, g, cyo, cxo, *out, eo);
       }
-      describeActivation(d.srcStrides, cxy, cxo, g, d.inChannels, x, ex);
-      describeActivation(d.dstStrides, cxy, cyo, g, d.outChannels, y, ey);
-      describeWeights(d.weightStrides, g, cyo, cxo, *out, eo);
+      if (ex.matches(x) && ey.matches(y) && eo.matches(*out))
+        return m;
     }
   }
 

@@ -98,6 +98,41 @@ func.func @depthwise(%i: tensor<1x8x10x10xf32>, %f: tensor<8x3x3xf32>, %o: tenso
   return %r : tensor<1x8x8x8xf32>
 }
 // -----
+// A depthwise convolution's weight gradient as the exporter writes it
+// (mobilenet_v2): one input and one output channel per group, the images
+// reduced. No loop of range > 1 names the images among the output's loops,
+// so the forward reading (one image, the images as input channels) comes
+// first; its layouts do not fit x's strides, the weight-gradient one does.
+#dyd = affine_map<(g, p, q, kh, kw, n, oh, ow) -> (n, g + p, oh, ow)>
+#xpd = affine_map<(g, p, q, kh, kw, n, oh, ow) -> (n, g + q, oh * 2 + kh, ow * 2 + kw)>
+#dwd = affine_map<(g, p, q, kh, kw, n, oh, ow) -> (g, p, q, kh, kw)>
+func.func @depthwise_bwd_weights(%dy: tensor<2x8x3x3xf32>, %x: tensor<2x8x7x7xf32>, %o: tensor<8x1x1x3x3xf32>) -> tensor<8x1x1x3x3xf32> {
+  // expected-remark @below {{contraction: conv_bwd_weights f32 N=2 G=8 IC=1 OC=1 [I=7 K=3 O=3 s=2 d=1 p=0,0] [I=7 K=3 O=3 s=2 d=1 p=0,0] accumulate src=[392, 49, 7, 1] weights=[9, 0, 0, 3, 1] dst=[72, 9, 3, 1] operands=(1, 0, 2) offsets=(0, 0, 0)}}
+  %r = linalg.generic {indexing_maps = [#dyd, #xpd, #dwd], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%dy, %x : tensor<2x8x3x3xf32>, tensor<2x8x7x7xf32>) outs(%o : tensor<8x1x1x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %v = arith.addf %acc, %m : f32
+    linalg.yield %v : f32
+  } -> tensor<8x1x1x3x3xf32>
+  return %r : tensor<8x1x1x3x3xf32>
+}
+// -----
+// The same sum over one image reads as a forward correlation (both readings
+// are valid; the forward one comes first).
+#dyd = affine_map<(g, p, q, kh, kw, n, oh, ow) -> (n, g + p, oh, ow)>
+#xpd = affine_map<(g, p, q, kh, kw, n, oh, ow) -> (n, g + q, oh * 2 + kh, ow * 2 + kw)>
+#dwd = affine_map<(g, p, q, kh, kw, n, oh, ow) -> (g, p, q, kh, kw)>
+func.func @depthwise_bwd_weights_one_image(%dy: tensor<1x8x3x3xf32>, %x: tensor<1x8x7x7xf32>, %o: tensor<8x1x1x3x3xf32>) -> tensor<8x1x1x3x3xf32> {
+  // expected-remark @below {{contraction: conv_fwd}}
+  %r = linalg.generic {indexing_maps = [#dyd, #xpd, #dwd], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%dy, %x : tensor<1x8x3x3xf32>, tensor<1x8x7x7xf32>) outs(%o : tensor<8x1x1x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %v = arith.addf %acc, %m : f32
+    linalg.yield %v : f32
+  } -> tensor<8x1x1x3x3xf32>
+  return %r : tensor<8x1x1x3x3xf32>
+}
+// -----
 // Not contractions: an elementwise op, a product followed by a ReLU.
 #id = affine_map<(i, j) -> (i, j)>
 func.func @add(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %o: tensor<4x4xf32>) -> tensor<4x4xf32> {
