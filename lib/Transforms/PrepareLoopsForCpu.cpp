@@ -15,7 +15,10 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace remat {
 #define GEN_PASS_DEF_REMATPREPARELOOPSFORCPUPASS
@@ -55,12 +58,46 @@ arith::AddFOp addCombiner(linalg::GenericOp op) {
   return add;
 }
 
+/// The f32 transcendental functions written in-line as upstream's
+/// polynomial approximations (MathTransforms' PolynomialApproximation.cpp:
+/// range reduction and minimax polynomials, a few ulp), not libm calls.
+bool approximatedInLine(StringRef name) {
+  static constexpr StringRef kNames[] = {"exp",  "expm1", "log", "log1p",
+                                         "log2", "tanh",  "erf"};
+  name.consume_front("math.");
+  return llvm::is_contained(kNames, name);
+}
+
+/// A libm call per element (`expf`, `logf`, `tanhf`...) stops LLVM's loop
+/// vectoriser: softmax, GELU, the losses and their gradients stayed scalar.
+/// Their approximations are arith ops it vectorises. Only f32 (f64 keeps
+/// libm's accuracy), only these ops and what their rewrites create.
+LogicalResult approximateTranscendentals(Operation *root) {
+  SmallVector<Operation *> ops;
+  root->walk([&](Operation *op) {
+    if (isa<math::MathDialect>(op->getDialect()) &&
+        approximatedInLine(op->getName().getStringRef()) &&
+        op->getNumResults() == 1 && op->getResult(0).getType().isF32())
+      ops.push_back(op);
+  });
+  if (ops.empty())
+    return success();
+  RewritePatternSet patterns(root->getContext());
+  populateMathPolynomialApproximationPatterns(patterns, approximatedInLine);
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+  config.enableFolding(false);
+  return applyOpPatternsGreedily(ops, std::move(patterns), config);
+}
+
 struct RematPrepareLoopsForCpuPass
     : remat::impl::RematPrepareLoopsForCpuPassBase<
           RematPrepareLoopsForCpuPass> {
   using Base::Base;
 
   void runOnOperation() override {
+    if (failed(approximateTranscendentals(getOperation())))
+      return signalPassFailure();
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (op.hasPureBufferSemantics() && op.getNumLoops() > 1 &&

@@ -458,9 +458,15 @@ def RematPrepareLoopsForCpuPass
       accurate as one sequential sum.
 
     Ops without loops, fills and copies are left alone.
+
+    First, the f32 `math.exp`, `expm1`, `log`, `log1p`, `log2`, `tanh` and
+    `erf` become upstream's polynomial approximations (a few ulp; arith ops
+    in-line): a libm call per element would keep the vectoriser off the
+    loops of softmax, GELU, the losses and their gradients. f64 keeps libm.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
-                           "mlir::arith::ArithDialect"];
+                           "mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect"];
 }
 
 def RematAssignArenaPass : Pass<"remat-assign-arena", "mlir::ModuleOp"> {
