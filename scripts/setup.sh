@@ -7,7 +7,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 packages=(cmake ninja-build g++ libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
           libgtest-dev googletest coinor-libcbc-dev coinor-libclp-dev pkg-config python3
           python3-torch python3-torchvision python3-matplotlib python3-numpy
-          python3-networkx clang-22 libclang-rt-22-dev libdnnl-dev)
+          python3-networkx clang-22 libclang-rt-22-dev libdnnl-dev
+          libomp-22-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

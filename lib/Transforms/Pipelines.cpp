@@ -186,7 +186,14 @@ void remat::buildLowerBufferizedToCpuPipeline(
   // ops' own order: the reference).
   if (options.kernels == KernelMode::Library)
     pm.addNestedPass<func::FuncOp>(createRematPrepareLoopsForCpuPass());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  if (options.parallelLoops) {
+    // The outermost parallel loop of each large nest as OpenMP work
+    // sharing; every other loop sequential.
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+    pm.addPass(createRematShareLoopsAcrossThreadsPass());
+  } else {
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  }
   // Vector ops of a module's own code (vector.print in a test's main).
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
   pm.addPass(createLowerAffinePass());
@@ -205,6 +212,9 @@ void remat::buildLowerBufferizedToCpuPipeline(
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  // The OpenMP regions' types and operands, after the ops in them.
+  if (options.parallelLoops)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   // After the functions: vector.print calls printF32 & co., which a module
   // that also calls them directly has declared as func.func; converted

@@ -17,11 +17,20 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace remat {
 #define GEN_PASS_DEF_REMATPREPARELOOPSFORCPUPASS
+#define GEN_PASS_DEF_REMATSHARELOOPSACROSSTHREADSPASS
 #include "remat/Transforms/Passes.h.inc"
 } // namespace remat
 
@@ -173,6 +182,169 @@ struct RematPrepareLoopsForCpuPass
                                 << generic->getLoc()
                                 << ": reduction innermost, reassociated\n");
       }
+  }
+};
+
+/// The number of iterations of a loop with constant bounds, or nullopt.
+std::optional<int64_t> tripCount(Value lower, Value upper, Value step) {
+  std::optional<int64_t> lb = getConstantIntValue(lower),
+                         ub = getConstantIntValue(upper),
+                         st = getConstantIntValue(step);
+  if (!lb || !ub || !st || *st <= 0)
+    return std::nullopt;
+  return *ub > *lb ? (*ub - *lb + *st - 1) / *st : 0;
+}
+
+/// Operations executed by one run of `block`: its loops' bodies times their
+/// trip counts, every other op once. nullopt where a bound is not constant.
+std::optional<int64_t> operationsExecuted(Block &block) {
+  int64_t total = 0;
+  for (Operation &op : block) {
+    int64_t trips = 1;
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      std::optional<int64_t> t = tripCount(
+          loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
+      if (!t)
+        return std::nullopt;
+      trips = *t;
+    } else if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+      for (auto [lb, ub, st] : llvm::zip(loop.getLowerBound(),
+                                         loop.getUpperBound(),
+                                         loop.getStep())) {
+        std::optional<int64_t> t = tripCount(lb, ub, st);
+        if (!t)
+          return std::nullopt;
+        trips *= *t;
+      }
+    }
+    int64_t inner = 1;
+    for (Region &region : op.getRegions())
+      for (Block &b : region) {
+        std::optional<int64_t> n = operationsExecuted(b);
+        if (!n)
+          return std::nullopt;
+        inner += *n;
+      }
+    total += trips * inner;
+  }
+  return total;
+}
+
+struct RematShareLoopsAcrossThreadsPass
+    : remat::impl::RematShareLoopsAcrossThreadsPassBase<
+          RematShareLoopsAcrossThreadsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // Post-order: a nest's inner parallel loops come before the outer one.
+    SmallVector<scf::ParallelOp> sequential;
+    // (Loops with reductions, never ours, are left to upstream as written.)
+    module.walk([&](scf::ParallelOp loop) {
+      if (loop.getNumReductions() == 0 &&
+          (loop->getParentOfType<scf::ParallelOp>() || !pays(loop)))
+        sequential.push_back(loop);
+    });
+    IRRewriter rewriter(&getContext());
+    for (scf::ParallelOp loop : sequential) {
+      rewriter.setInsertionPoint(loop);
+      if (failed(scf::parallelForToNestedFors(rewriter, loop))) {
+        loop.emitError() << getArgument()
+                         << ": cannot turn this parallel loop into scf.for";
+        return signalPassFailure();
+      }
+    }
+    // Only the leading dimensions are shared (the others become loops
+    // inside): convert-scf-to-openmp collapses every dimension of a loop
+    // into one, and the div/mod indexing that takes would keep LLVM's
+    // vectoriser off the innermost loop.
+    SmallVector<scf::ParallelOp> shared;
+    module.walk([&](scf::ParallelOp loop) { shared.push_back(loop); });
+    for (scf::ParallelOp loop : shared)
+      shareLeadingDimensions(rewriter, loop);
+    // The rest as OpenMP work sharing, by upstream's conversion.
+    OpPassManager openmp(ModuleOp::getOperationName());
+    openmp.addPass(createConvertSCFToOpenMPPass());
+    if (failed(runPipeline(openmp, module)))
+      return signalPassFailure();
+    // It wraps each body in a memref.alloca_scope (for allocas in the
+    // body, freed per iteration); our bodies have none, and a scope whose
+    // body later becomes several blocks (its inner scf.for lowered to
+    // branches) is invalid. Upstream's own canonicalization of the scope
+    // inlines those without allocas, and nothing else is touched.
+    SmallVector<Operation *> scopes;
+    module.walk([&](memref::AllocaScopeOp scope) {
+      scopes.push_back(scope);
+    });
+    if (scopes.empty())
+      return;
+    RewritePatternSet patterns(&getContext());
+    memref::AllocaScopeOp::getCanonicalizationPatterns(patterns,
+                                                       &getContext());
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    config.enableFolding(false);
+    if (failed(applyOpPatternsGreedily(scopes, std::move(patterns), config)))
+      return signalPassFailure();
+  }
+
+  /// Keeps in `loop` its leading dimensions up to the first whose
+  /// iterations number at least kChunks together (never the innermost one
+  /// of several) and moves the others into scf.for loops in its body.
+  static void shareLeadingDimensions(IRRewriter &rewriter,
+                                     scf::ParallelOp loop) {
+    constexpr int64_t kChunks = 64; // enough to balance a few threads
+    if (loop.getNumReductions() != 0)
+      return;
+    unsigned numDims = loop.getNumLoops(), keep = 0;
+    int64_t product = 1;
+    while (keep + 1 < numDims && product < kChunks) {
+      product *= *tripCount(loop.getLowerBound()[keep],
+                            loop.getUpperBound()[keep], loop.getStep()[keep]);
+      ++keep;
+    }
+    if (keep == 0)
+      keep = 1;
+    if (keep == numDims)
+      return;
+    Location loc = loop.getLoc();
+    rewriter.setInsertionPoint(loop);
+    auto outer = scf::ParallelOp::create(
+        rewriter, loc, loop.getLowerBound().take_front(keep),
+        loop.getUpperBound().take_front(keep),
+        loop.getStep().take_front(keep));
+    SmallVector<Value> ivs(outer.getInductionVars());
+    rewriter.setInsertionPointToStart(outer.getBody());
+    Operation *innermostEnd = nullptr;
+    for (unsigned d = keep; d < numDims; ++d) {
+      auto inner = scf::ForOp::create(rewriter, loc, loop.getLowerBound()[d],
+                                      loop.getUpperBound()[d],
+                                      loop.getStep()[d]);
+      ivs.push_back(inner.getInductionVar());
+      innermostEnd = inner.getBody()->getTerminator();
+      rewriter.setInsertionPoint(innermostEnd);
+    }
+    Block *body = loop.getBody();
+    rewriter.eraseOp(body->getTerminator()); // scf.reduce without operands
+    rewriter.inlineBlockBefore(body, innermostEnd, ivs);
+    rewriter.eraseOp(loop);
+  }
+
+  /// A fork and a join cost a few microseconds: worth it for a loop that
+  /// has iterations to share and enough operations in all of them.
+  bool pays(scf::ParallelOp loop) {
+    int64_t trips = 1;
+    for (auto [lb, ub, st] : llvm::zip(loop.getLowerBound(),
+                                       loop.getUpperBound(), loop.getStep())) {
+      std::optional<int64_t> t = tripCount(lb, ub, st);
+      if (!t)
+        return false;
+      trips *= *t;
+    }
+    if (trips < 2)
+      return false;
+    std::optional<int64_t> body = operationsExecuted(*loop.getBody());
+    return body && trips * *body >= static_cast<int64_t>(minOperations);
   }
 };
 

@@ -56,6 +56,9 @@ int main(int argc, char **argv) {
   mlir::registerGpuToLLVMConversionPass();
   mlir::registerLowerAffinePass();
   mlir::registerConvertIndexToLLVMPass();
+  // The CPU lowering's threads (parallel-loops).
+  mlir::registerConvertSCFToOpenMPPass();
+  mlir::registerConvertOpenMPToLLVMPass();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "remat-opt: rematerialisation for MLIR training steps\n",
       registry));

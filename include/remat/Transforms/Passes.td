@@ -469,6 +469,46 @@ def RematPrepareLoopsForCpuPass
                            "mlir::math::MathDialect"];
 }
 
+def RematShareLoopsAcrossThreadsPass
+    : Pass<"remat-share-loops-across-threads", "mlir::ModuleOp"> {
+  let summary = "Make the parallel loops worth a fork OpenMP work sharing";
+  let description = [{
+    Runs after `convert-linalg-to-parallel-loops`, in the CPU lowering with
+    `parallel-loops` (the default). `convert-linalg-to-parallel-loops` gives
+    every linalg op an `scf.parallel` over its leading parallel loops (and
+    one more after each reduction loop). Here only the outermost parallel
+    loop of a nest stays parallel, and only when it has at least two
+    iterations and the whole nest executes at least `min-operations`
+    operations (constant bounds; a fork and a join cost microseconds, a
+    small elementwise op less): every other `scf.parallel` becomes nested
+    `scf.for` loops. Then upstream's `convert-scf-to-openmp` makes each
+    remaining one an `omp.parallel` + `omp.wsloop`, and the
+    `memref.alloca_scope` it wraps each body in is inlined where the body
+    has no `memref.alloca` (the scope's own canonicalization; a scope whose
+    body becomes several blocks when its inner loops are lowered would be
+    invalid).
+
+    Which iterations a thread runs changes no arithmetic: every output
+    element is computed by one thread in the same order, so the results are
+    the same for any number of threads and bit-identical to the sequential
+    loops, with one exception: a reduction that remat-prepare-loops-for-cpu
+    marked reassociable may be vectorised with other partial sums inside a
+    parallel region than outside, so its last bits may differ from the
+    sequential build's (each build is deterministic). No allocation is added
+    (the threads' stacks belong to the OpenMP runtime, not to the step).
+    OMP_NUM_THREADS sets the threads at run time.
+  }];
+  let options = [
+    Option<"minOperations", "min-operations", "uint64_t",
+           /*default=*/"131072",
+           "Fewest operations a loop nest executes to be shared by threads">
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect",
+                           "mlir::omp::OpenMPDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::LLVM::LLVMDialect"];
+}
+
 def RematAssignArenaPass : Pass<"remat-assign-arena", "mlir::ModuleOp"> {
   let summary = "Put every buffer of a step at its planned offset of one arena";
   let description = [{
