@@ -275,6 +275,15 @@ def step_ops(path, func="train_step"):
         loc = op["loc"]
         if loc is not None:
             loc = aliases.get(loc, loc)
+            # A fused location (remat-assign-arena's, with the buffer's
+            # offset) names the op's own one through another alias.
+            for _ in range(8):
+                if re.search(r'"[^"]*":\d+:\d+', loc):
+                    break
+                inner = re.search(r"#loc\d*", loc)
+                if not inner or inner.group(0) not in aliases:
+                    break
+                loc = aliases[inner.group(0)]
             m = re.search(r'"[^"]*":(\d+):\d+', loc)
             op["loc_line"] = int(m.group(1)) if m else None
     return ops
