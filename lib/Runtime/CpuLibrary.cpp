@@ -408,7 +408,6 @@ bool replaceRequested() {
   return requested;
 }
 
-
 double loadElement(const void *base, int64_t offset, ElementType type) {
   return type == ElementType::F32
              ? double(static_cast<const float *>(base)[offset])

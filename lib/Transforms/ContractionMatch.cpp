@@ -418,6 +418,9 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
     m.in0Offset = x.offset;
     m.in1Offset = y.offset;
     m.outOffset = out->offset;
+    // The proof: the library's indexing of each operand is the op's.
+    if (ex.matches(x) && ey.matches(y) && eo.matches(*out))
+      return m;
   } else {
     if (windows.size() > static_cast<size_t>(lib::kMaxSpatial)) {
       whyNot = "more than 3 spatial dimensions";
@@ -568,18 +571,14 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
         describeActivation(d.dstStrides, cxy, cyo, g, d.outChannels, y, ey);
         describeWeights(d.weightStrides, g, cyo, cxo, *out, eo);
       }
+      // The proof: the library's indexing of each operand is the op's.
       if (ex.matches(x) && ey.matches(y) && eo.matches(*out))
         return m;
     }
   }
-
-  // The proof: the library's indexing of each operand is the op's.
-  if (!ex.matches(x) || !ey.matches(y) || !eo.matches(*out)) {
-    whyNot = "operand strides the library's layouts cannot express (e.g. "
-             "groups whose channels are not contiguous)";
-    return std::nullopt;
-  }
-  return m;
+  whyNot = "operand strides the library's layouts cannot express (e.g. "
+           "groups whose channels are not contiguous)";
+  return std::nullopt;
 }
 
 std::optional<llvm::SmallVector<int64_t>>

@@ -195,6 +195,24 @@ std::optional<int64_t> tripCount(Value lower, Value upper, Value step) {
   return *ub > *lb ? (*ub - *lb + *st - 1) / *st : 0;
 }
 
+/// The iterations of a parallel loop over its first `numDims` dimensions
+/// (all by default), or nullopt.
+std::optional<int64_t> tripCount(scf::ParallelOp loop,
+                                 unsigned numDims = ~0u) {
+  int64_t trips = 1;
+  for (auto [d, bounds] : llvm::enumerate(llvm::zip(
+           loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))) {
+    if (d >= numDims)
+      break;
+    auto [lb, ub, st] = bounds;
+    std::optional<int64_t> t = tripCount(lb, ub, st);
+    if (!t)
+      return std::nullopt;
+    trips *= *t;
+  }
+  return trips;
+}
+
 /// Operations executed by one run of `block`: its loops' bodies times their
 /// trip counts, every other op once. nullopt where a bound is not constant.
 std::optional<int64_t> operationsExecuted(Block &block) {
@@ -208,14 +226,10 @@ std::optional<int64_t> operationsExecuted(Block &block) {
         return std::nullopt;
       trips = *t;
     } else if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
-      for (auto [lb, ub, st] : llvm::zip(loop.getLowerBound(),
-                                         loop.getUpperBound(),
-                                         loop.getStep())) {
-        std::optional<int64_t> t = tripCount(lb, ub, st);
-        if (!t)
-          return std::nullopt;
-        trips *= *t;
-      }
+      std::optional<int64_t> t = tripCount(loop);
+      if (!t)
+        return std::nullopt;
+      trips = *t;
     }
     int64_t inner = 1;
     for (Region &region : op.getRegions())
@@ -297,12 +311,8 @@ struct RematShareLoopsAcrossThreadsPass
     if (loop.getNumReductions() != 0)
       return;
     unsigned numDims = loop.getNumLoops(), keep = 0;
-    int64_t product = 1;
-    while (keep + 1 < numDims && product < kChunks) {
-      product *= *tripCount(loop.getLowerBound()[keep],
-                            loop.getUpperBound()[keep], loop.getStep()[keep]);
+    while (keep + 1 < numDims && *tripCount(loop, keep) < kChunks)
       ++keep;
-    }
     if (keep == 0)
       keep = 1;
     if (keep == numDims)
@@ -333,18 +343,11 @@ struct RematShareLoopsAcrossThreadsPass
   /// A fork and a join cost a few microseconds: worth it for a loop that
   /// has iterations to share and enough operations in all of them.
   bool pays(scf::ParallelOp loop) {
-    int64_t trips = 1;
-    for (auto [lb, ub, st] : llvm::zip(loop.getLowerBound(),
-                                       loop.getUpperBound(), loop.getStep())) {
-      std::optional<int64_t> t = tripCount(lb, ub, st);
-      if (!t)
-        return false;
-      trips *= *t;
-    }
-    if (trips < 2)
+    std::optional<int64_t> trips = tripCount(loop);
+    if (!trips || *trips < 2)
       return false;
     std::optional<int64_t> body = operationsExecuted(*loop.getBody());
-    return body && trips * *body >= static_cast<int64_t>(minOperations);
+    return body && *trips * *body >= static_cast<int64_t>(minOperations);
   }
 };
 
