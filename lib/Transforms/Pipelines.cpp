@@ -25,6 +25,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -48,7 +49,10 @@ void remat::registerRematDialects(DialectRegistry &registry) {
                   memref::MemRefDialect, bufferization::BufferizationDialect,
                   scf::SCFDialect, cf::ControlFlowDialect, math::MathDialect,
                   affine::AffineDialect, index::IndexDialect,
-                  vector::VectorDialect, LLVM::LLVMDialect>();
+                  vector::VectorDialect, LLVM::LLVMDialect,
+                  // The CPU lowering's threads
+                  // (remat-share-loops-across-threads), so its output parses.
+                  omp::OpenMPDialect>();
   // Bufferization of the step (one-shot-bufferize) and the allocation
   // interface that upstream deallocation needs.
   arith::registerBufferizableOpInterfaceExternalModels(registry);
@@ -194,6 +198,10 @@ void remat::buildLowerBufferizedToCpuPipeline(
   } else {
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   }
+  // One function per loop nest: LLVM's -O3 on a whole step as one function
+  // costs more than linearly in its size.
+  if (options.outlineLoopNests)
+    pm.addPass(createRematOutlineLoopNestsPass());
   // Vector ops of a module's own code (vector.print in a test's main).
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
   pm.addPass(createLowerAffinePass());

@@ -5,6 +5,8 @@
 // element types the libraries do not take) are compiled by
 // convert-linalg-to-loops and LLVM at -O3: this pass picks, per op, the
 // innermost loop that LLVM's loop vectoriser can turn into vector code.
+// remat-share-loops-across-threads and remat-outline-loop-nests (also
+// Passes.td) finish the loops' CPU lowering: OpenMP, one function per nest.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +25,8 @@
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/PassManager.h"
@@ -31,6 +35,7 @@
 namespace remat {
 #define GEN_PASS_DEF_REMATPREPARELOOPSFORCPUPASS
 #define GEN_PASS_DEF_REMATSHARELOOPSACROSSTHREADSPASS
+#define GEN_PASS_DEF_REMATOUTLINELOOPNESTSPASS
 #include "remat/Transforms/Passes.h.inc"
 } // namespace remat
 
@@ -348,6 +353,91 @@ struct RematShareLoopsAcrossThreadsPass
       return false;
     std::optional<int64_t> body = operationsExecuted(*loop.getBody());
     return body && *trips * *body >= static_cast<int64_t>(minOperations);
+  }
+};
+
+struct RematOutlineLoopNestsPass
+    : remat::impl::RematOutlineLoopNestsPassBase<RematOutlineLoopNestsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
+    IRRewriter rewriter(&getContext());
+    for (func::FuncOp function : functions) {
+      if (function.isExternal())
+        continue;
+      // The outermost loops: a nest moves whole, with what it contains.
+      SmallVector<Operation *> nests;
+      function.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        if (!isa<scf::ForOp, scf::ParallelOp, scf::WhileOp, omp::ParallelOp>(
+                op))
+          return WalkResult::advance();
+        nests.push_back(op);
+        return WalkResult::skip();
+      });
+      unsigned number = 0;
+      for (Operation *nest : nests)
+        if (failed(outline(rewriter, module, function, nest, number)))
+          return signalPassFailure();
+    }
+  }
+
+  /// Moves `nest` into a new function `<function>.loops<N>` and calls it.
+  LogicalResult outline(IRRewriter &rewriter, ModuleOp module,
+                        func::FuncOp function, Operation *nest,
+                        unsigned &number) {
+    Location loc = nest->getLoc();
+    // The nest inside an scf.execute_region, whose one-block region
+    // upstream's outlining takes (the yielded values become results).
+    rewriter.setInsertionPoint(nest);
+    auto wrapper =
+        scf::ExecuteRegionOp::create(rewriter, loc, nest->getResultTypes());
+    nest->replaceAllUsesWith(wrapper->getResults());
+    Block *body = rewriter.createBlock(&wrapper.getRegion());
+    rewriter.moveOpBefore(nest, body, body->end());
+    rewriter.setInsertionPointToEnd(body);
+    scf::YieldOp::create(rewriter, loc, nest->getResults());
+    // Constants are cloned in (LLVM folds them into the nest's code), not
+    // passed: only buffers and computed values become arguments.
+    SetVector<Value> captured;
+    getUsedValuesDefinedAbove(wrapper.getRegion(), captured);
+    rewriter.setInsertionPointToStart(body);
+    for (Value value : captured) {
+      Operation *def = value.getDefiningOp();
+      if (!def || def->getNumOperands() != 0 || def->getNumRegions() != 0 ||
+          !def->hasTrait<OpTrait::ConstantLike>())
+        continue;
+      Value inside = rewriter.clone(*def)->getResult(
+          cast<OpResult>(value).getResultNumber());
+      rewriter.replaceUsesWithIf(value, inside, [&](OpOperand &use) {
+        return wrapper->isProperAncestor(use.getOwner());
+      });
+    }
+    std::string name;
+    do {
+      name = (function.getSymName() + ".loops" + Twine(number++)).str();
+    } while (module.lookupSymbol(name));
+    FailureOr<func::FuncOp> outlined =
+        outlineSingleBlockRegion(rewriter, loc, wrapper.getRegion(), name);
+    if (failed(outlined))
+      return wrapper.emitError()
+             << getArgument() << ": cannot outline this loop nest";
+    outlined->setPrivate();
+    // Internal and never inlined back (LLVM would inline a function called
+    // once, and the step would again be one function).
+    outlined->getOperation()->setAttr(
+        "llvm.linkage",
+        LLVM::LinkageAttr::get(&getContext(), LLVM::Linkage::Internal));
+    outlined->getOperation()->setAttr(
+        "passthrough", rewriter.getArrayAttr(rewriter.getStringAttr(
+                           "noinline")));
+    // The wrapper now holds the call: its block goes where it stood.
+    Block &callBlock = wrapper.getRegion().front();
+    auto yield = cast<scf::YieldOp>(callBlock.getTerminator());
+    SmallVector<Value> results(yield.getOperands());
+    rewriter.inlineBlockBefore(&callBlock, wrapper);
+    rewriter.replaceOp(wrapper, results);
+    rewriter.eraseOp(yield);
+    return success();
   }
 };
 
