@@ -237,12 +237,15 @@ llvm::StringRef remat::planStatusName(PlanStatus status) {
   llvm_unreachable("unknown plan status");
 }
 
-uint64_t remat::peakLowerBound(const TrainingGraph &graph) {
+/// Per node: what it holds while it runs, step outputs among its inputs
+/// apart (counted with the ancestors that produce them), and the bytes of
+/// the step outputs it produces.
+static void nodeHoldings(const TrainingGraph &graph,
+                         std::vector<uint64_t> &held,
+                         std::vector<uint64_t> &stepOut) {
   const size_t n = graph.numNodes();
-  // What a node holds while it runs, step outputs among its inputs apart
-  // (they are counted with the ancestors that produce them), and the bytes
-  // of the step outputs it produces.
-  std::vector<uint64_t> held(n, 0), stepOut(n, 0);
+  held.assign(n, 0);
+  stepOut.assign(n, 0);
   for (NodeId id = 0; id < NodeId(n); ++id) {
     const Node &node = graph.node(id);
     // TrainingGraph::verify bounds all bytes by 2^63-1: no sum here wraps.
@@ -261,6 +264,12 @@ uint64_t remat::peakLowerBound(const TrainingGraph &graph) {
         bytes -= std::min(bytes, graph.value(out).bytes);
     held[id] = bytes;
   }
+}
+
+std::vector<uint64_t> remat::nodeFootprints(const TrainingGraph &graph) {
+  const size_t n = graph.numNodes();
+  std::vector<uint64_t> held, stepOut;
+  nodeHoldings(graph, held, stepOut);
   // The nodes producing step outputs, and for each node which of them are
   // its ancestors (bit sets; node ids are a topological order).
   std::vector<NodeId> producers;
@@ -272,9 +281,7 @@ uint64_t remat::peakLowerBound(const TrainingGraph &graph) {
   std::vector<int> index(n, -1);
   for (size_t k = 0; k < producers.size(); ++k)
     index[producers[k]] = int(k);
-  uint64_t bound = 0, pending = 0;
-  for (NodeId p : producers)
-    pending += stepOut[p];
+  std::vector<uint64_t> footprint(n, 0);
   for (NodeId id = 0; id < NodeId(n); ++id) {
     // data(): no producer at all leaves `ancestors` empty (words == 0).
     uint64_t *mine = ancestors.data() + id * words;
@@ -294,16 +301,27 @@ uint64_t remat::peakLowerBound(const TrainingGraph &graph) {
     for (size_t w = 0; w < words; ++w)
       for (uint64_t bits = mine[w]; bits; bits &= bits - 1)
         before += stepOut[producers[w * 64 + __builtin_ctzll(bits)]];
-    bound = std::max(bound, held[id] + before);
+    footprint[id] = held[id] + before;
   }
+  return footprint;
+}
+
+uint64_t remat::peakLowerBound(const TrainingGraph &graph) {
+  uint64_t bound = 0;
+  for (uint64_t bytes : nodeFootprints(graph))
+    bound = std::max(bound, bytes);
   // Whichever node producing a step output runs last holds every other step
   // output too.
-  if (!producers.empty()) {
-    uint64_t last = UINT64_MAX;
-    for (NodeId p : producers)
-      last = std::min(last, pending - stepOut[p] + held[p]);
+  std::vector<uint64_t> held, stepOut;
+  nodeHoldings(graph, held, stepOut);
+  uint64_t pending = 0, last = UINT64_MAX;
+  for (uint64_t bytes : stepOut)
+    pending += bytes;
+  for (NodeId id = 0; id < NodeId(graph.numNodes()); ++id)
+    if (stepOut[id] > 0)
+      last = std::min(last, pending - stepOut[id] + held[id]);
+  if (last != UINT64_MAX)
     bound = std::max(bound, last);
-  }
   return bound;
 }
 
@@ -520,7 +538,8 @@ public:
   std::chrono::steady_clock::time_point begin;
   std::optional<SolverResult> best;
   /// The best proven lower bound on the cost of every plan within the
-  /// budget: the graph's total cost, or a search over all plans' bound.
+  /// budget: the graph's total cost, the residency bound, or a search over
+  /// all plans' bound.
   double bound;
   bool provenInfeasible = false;
   std::string errors, current;
@@ -541,6 +560,20 @@ llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
     llvm::dbgs() << ", time limit "
                  << llvm::format("%g", options.timeLimitSeconds) << " s\n";
   });
+  // 0. A bound on every plan's cost at the budget that holds on graphs of
+  //    any size (residencyLowerBound): polynomial, at most a tenth of the
+  //    limit (a second without one).
+  if (budget && !p.provenInfeasible) {
+    double seconds = noSearch ? 1.0 : std::min(2.0, 0.1 * p.remaining());
+    double residency = residencyLowerBound(graph, *budget, seconds);
+    AUTO_DEBUG(llvm::dbgs() << "auto: residency bound "
+                            << llvm::format("%g", residency) << " ("
+                            << llvm::format("%.4f",
+                                            residency / graph.totalCost())
+                            << "x), " << llvm::format("%.3f", p.elapsed())
+                            << " s\n");
+    p.bound = std::max(p.bound, residency);
+  }
   auto isSearch = [](llvm::StringRef name) {
     return name.starts_with("checkmate") || name == "exact";
   };

@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 using namespace remat;
@@ -139,6 +140,42 @@ TEST(ExactSearch, EqualsBruteForceOnTinyRandomGraphs) {
   EXPECT_GE(compared, 1000u);
   EXPECT_GE(infeasible, 50u);
   EXPECT_GE(recomputing, 50u);
+}
+
+/// The residency bound (residencyLowerBound, every candidate moment) is at
+/// most the optimum of every tiny random graph at a random budget, and above
+/// the total cost on a good share of them (a bound that never rises above
+/// the trivial one would pass the first check vacuously).
+TEST(ResidencyBound, IsAtMostTheOptimumOfTinyRandomGraphs) {
+  unsigned compared = 0, aboveTotal = 0, tight = 0;
+  for (uint64_t i = 0; i < 3000 && compared < 1500; ++i) {
+    Rng rng(graphSeed(2402, i));
+    RandomGraph rg = randomTrainingGraph(rng, 9);
+    const TrainingGraph &g = rg.graph;
+    uint64_t budget = drawBudget(g, rng);
+    if (budget < peakLowerBound(g))
+      continue;
+    BruteForceResult truth = bruteForceOptimum(g, budget);
+    if (!truth.solved || !truth.optimum)
+      continue;
+    ++compared;
+    double opt = double(*truth.optimum);
+    double total = g.totalCost();
+    double bound = residencyLowerBound(g, budget, /*seconds=*/10.0,
+                                       /*maxMoments=*/unsigned(g.numNodes()));
+    std::string where = "graph " + std::to_string(i) + " (" + rg.shape +
+                        ") budget " + std::to_string(budget);
+    EXPECT_GE(bound, total) << where;
+    EXPECT_LE(bound, opt + 1e-9 * std::max(1.0, opt)) << where;
+    aboveTotal += bound > total * (1 + 1e-9);
+    tight += opt > total && bound >= opt * (1 - 1e-5);
+  }
+  std::printf("residency bound: %u graphs, %u above the total cost, %u "
+              "equal to the optimum where it recomputes\n",
+              compared, aboveTotal, tight);
+  EXPECT_GE(compared, 1000u);
+  EXPECT_GE(aboveTotal, 100u);
+  EXPECT_GE(tight, 20u);
 }
 
 /// Every registered solver (auto and the CBC ones on every tenth graph) at a

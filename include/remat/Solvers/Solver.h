@@ -185,6 +185,23 @@ struct SolverResult {
 /// it is infeasible for every solver.
 uint64_t peakLowerBound(const TrainingGraph &graph);
 
+/// Per node, what every plan holds while the node runs for the first time:
+/// its non-fixed inputs, its outputs (less in-place updates), its workspace
+/// and the step outputs of its ancestors (peakLowerBound's first term).
+std::vector<uint64_t> nodeFootprints(const TrainingGraph &graph);
+
+/// A lower bound on the cost of every plan within `budget` (non-fixed
+/// bytes), at least the graph's total cost: at the first computation of a
+/// node x, the values its ancestors produced for its descendants are
+/// resident or recomputed later, and a node recomputed later needs its
+/// inputs resident or recomputed too; the linear relaxation of that
+/// covering problem (COIN-OR CLP) at the `maxMoments` most demanding x,
+/// within about `seconds` (lib/Solvers/ResidencyBound.cpp). Valid for any
+/// order, recomputation and frees; polynomial, so it applies to graphs of
+/// any size. Assumes `budget` >= peakLowerBound(graph).
+double residencyLowerBound(const TrainingGraph &graph, uint64_t budget,
+                           double seconds, unsigned maxMoments = 4);
+
 /// The status and lower bound of a simulated plan at `budget` (nullopt: no
 /// budget, where plans minimise memory and every status is heuristic), from
 /// the solver's own claim in `plan` (may be null).

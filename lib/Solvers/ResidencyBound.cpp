@@ -1,0 +1,311 @@
+//===- ResidencyBound.cpp - A cost bound from what must stay resident -----===//
+//
+// residencyLowerBound (Solver.h): a lower bound on the cost of every plan of
+// the graph within a budget, valid for any order, recomputation and frees,
+// on graphs of any size (issue 24: above the exact search's reach the only
+// bound was the graph's total cost).
+//
+// The argument, for one node x (the moment x is computed for the first
+// time, t):
+// - every ancestor a of x ran before t; every descendant of x runs after t;
+// - a value v produced by an ancestor and read by a descendant of x must be
+//   resident at t (kept), or its producer must run again after t (r = 1);
+// - a node recomputed after t needs its inputs then: each input w (produced
+//   by an ancestor, since the node is one) was resident at t, or its producer
+//   runs again after t too;
+// - at t, x holds its footprint (peakLowerBound's: its inputs, outputs,
+//   workspace and the step outputs of its ancestors, never freed) and the
+//   kept values, all within the budget.
+// Every plan computes every node once, plus at least the recomputations
+// after t: cost >= total cost + min sum_a cost(a) r_a over the 0/1 points
+// of these constraints, and over their linear relaxation (solved with
+// COIN-OR CLP), which is what is used. Each x gives a valid bound; the best
+// of a few is reported. A cheaper relaxation of the same (no chain
+// constraints, only the values read after t: a fractional knapsack cover)
+// ranks every x first.
+//
+// Nothing here is from the seed papers: it is a relaxation of the
+// simulator's rules (DESIGN.md §5) written for this project, checked
+// against the brute-force optimum (unittests/Property/BoundsTest.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Solvers/Solver.h"
+#include "remat/Support/Debug.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "CoinPackedMatrix.hpp"
+#include "CoinPackedVector.hpp"
+#include "OsiClpSolverInterface.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+using namespace remat;
+
+// -debug-only=remat-residency-bound: per candidate moment, the knapsack
+// estimate and the LP value.
+#define DEBUG_TYPE "remat-residency-bound"
+
+namespace {
+
+/// Node sets as bit rows, one per node (ancestors or descendants).
+class NodeSets {
+public:
+  explicit NodeSets(size_t n) : words((n + 63) / 64), bits(n * words, 0) {}
+  uint64_t *row(NodeId id) { return bits.data() + size_t(id) * words; }
+  const uint64_t *row(NodeId id) const {
+    return bits.data() + size_t(id) * words;
+  }
+  bool contains(NodeId set, NodeId member) const {
+    return (row(set)[member >> 6] >> (member & 63)) & 1;
+  }
+  void add(NodeId set, NodeId member) {
+    row(set)[member >> 6] |= uint64_t(1) << (member & 63);
+  }
+  void addAll(NodeId set, NodeId from) {
+    uint64_t *to = row(set);
+    const uint64_t *src = row(from);
+    for (size_t w = 0; w < words; ++w)
+      to[w] |= src[w];
+  }
+
+private:
+  size_t words;
+  std::vector<uint64_t> bits;
+};
+
+/// What one moment (node x's first computation) asks of a plan.
+struct Moment {
+  NodeId node = -1;
+  /// Bytes the kept values may take: budget - footprint(x).
+  uint64_t capacity = 0;
+  /// The fractional knapsack cover's value (a bound by itself).
+  double estimate = 0;
+};
+
+class ResidencyBound {
+public:
+  ResidencyBound(const TrainingGraph &graph, uint64_t budget)
+      : graph(graph), budget(budget), n(graph.numNodes()), ancestors(n),
+        descendants(n) {
+    for (NodeId id = 0; id < NodeId(n); ++id)
+      for (ValueId in : graph.node(id).inputs)
+        if (NodeId p = graph.value(in).producer; p >= 0) {
+          ancestors.add(id, p);
+          ancestors.addAll(id, p);
+        }
+    for (NodeId id = NodeId(n) - 1; id >= 0; --id)
+      for (ValueId out : graph.node(id).outputs)
+        for (NodeId user : graph.value(out).users) {
+          descendants.add(id, user);
+          descendants.addAll(id, user);
+        }
+    footprint = nodeFootprints(graph);
+  }
+
+  /// Whether `v` must be resident at x's moment anyway (x's operands and
+  /// results, and step outputs, which are never freed): no variable.
+  bool held(NodeId x, ValueId v) const {
+    const GraphValue &value = graph.value(v);
+    if (value.isOutput || value.producer == x)
+      return true;
+    const std::vector<ValueId> &inputs = graph.node(x).inputs;
+    return std::find(inputs.begin(), inputs.end(), v) != inputs.end();
+  }
+  /// A value produced before x that a node after x reads.
+  bool readAfter(NodeId x, ValueId v) const {
+    for (NodeId user : graph.value(v).users)
+      if (descendants.contains(x, user))
+        return true;
+    return false;
+  }
+
+  /// The fractional knapsack cover at x: the bytes read after x that do not
+  /// fit next to the footprint, freed at the least cost per byte.
+  std::optional<Moment> estimate(NodeId x) const {
+    if (footprint[x] > budget)
+      return std::nullopt; // infeasible: peakLowerBound says so
+    Moment moment;
+    moment.node = x;
+    moment.capacity = budget - footprint[x];
+    std::vector<std::pair<double, uint64_t>> items; // (cost, bytes) per node
+    uint64_t needed = 0;
+    for (NodeId a = 0; a < x; ++a) {
+      if (!ancestors.contains(x, a))
+        continue;
+      uint64_t bytes = 0;
+      for (ValueId v : graph.node(a).outputs)
+        if (!held(x, v) && readAfter(x, v))
+          bytes += graph.value(v).bytes;
+      if (bytes == 0)
+        continue;
+      items.push_back({graph.node(a).cost, bytes});
+      needed += bytes;
+    }
+    if (needed <= moment.capacity)
+      return moment;
+    double deficit = double(needed - moment.capacity);
+    std::sort(items.begin(), items.end(), [](const auto &l, const auto &r) {
+      return l.first * double(r.second) < r.first * double(l.second);
+    });
+    for (auto [cost, bytes] : items) {
+      if (deficit <= 0)
+        break;
+      double share = std::min(1.0, deficit / double(bytes));
+      moment.estimate += share * cost;
+      deficit -= double(bytes);
+    }
+    return moment;
+  }
+
+  /// The linear relaxation at x's moment (the file comment), solved by CLP
+  /// within `seconds`; nullopt when CLP does not prove its optimum.
+  std::optional<double> solveRelaxation(const Moment &moment,
+                                        double seconds) const {
+    const NodeId x = moment.node;
+    // Columns: r_a for every ancestor a; keep_v for every value of an
+    // ancestor that is not held anyway.
+    std::vector<int> recompute(n, -1), keep(graph.numValues(), -1);
+    std::vector<double> objective;
+    std::vector<ValueId> keptValues;
+    double maxCost = 0;
+    for (NodeId a = 0; a < x; ++a)
+      if (ancestors.contains(x, a))
+        maxCost = std::max(maxCost, graph.node(a).cost);
+    if (maxCost <= 0)
+      return 0.0;
+    for (NodeId a = 0; a < x; ++a) {
+      if (!ancestors.contains(x, a))
+        continue;
+      recompute[a] = int(objective.size());
+      objective.push_back(graph.node(a).cost / maxCost);
+    }
+    for (NodeId a = 0; a < x; ++a) {
+      if (recompute[a] < 0)
+        continue;
+      for (ValueId v : graph.node(a).outputs)
+        if (!held(x, v)) {
+          keep[v] = int(objective.size());
+          objective.push_back(0);
+          keptValues.push_back(v);
+        }
+    }
+    const int columns = int(objective.size());
+    CoinPackedMatrix matrix(false, 0, 0);
+    matrix.setDimensions(0, columns);
+    std::vector<double> rowLower, rowUpper;
+    const double inf = std::numeric_limits<double>::infinity();
+    // At t the kept values fit next to the footprint (bytes scaled by the
+    // capacity; a zero capacity keeps nothing).
+    {
+      CoinPackedVector row;
+      const double scale = std::max<double>(1.0, double(moment.capacity));
+      for (ValueId v : keptValues)
+        row.insert(keep[v], double(graph.value(v).bytes) / scale);
+      matrix.appendRow(row);
+      rowLower.push_back(-inf);
+      rowUpper.push_back(double(moment.capacity) / scale);
+    }
+    for (ValueId v : keptValues) {
+      // Read after t: kept, or its producer runs again.
+      if (readAfter(x, v)) {
+        CoinPackedVector row;
+        row.insert(keep[v], 1.0);
+        row.insert(recompute[graph.value(v).producer], 1.0);
+        matrix.appendRow(row);
+        rowLower.push_back(1.0);
+        rowUpper.push_back(inf);
+      }
+    }
+    // A node run again after t finds each input kept or run again too.
+    for (NodeId a = 0; a < x; ++a) {
+      if (recompute[a] < 0)
+        continue;
+      for (ValueId w : graph.node(a).inputs) {
+        if (keep[w] < 0)
+          continue; // fixed, or held at t
+        CoinPackedVector row;
+        row.insert(recompute[a], 1.0);
+        row.insert(keep[w], -1.0);
+        row.insert(recompute[graph.value(w).producer], -1.0);
+        matrix.appendRow(row);
+        rowLower.push_back(-inf);
+        rowUpper.push_back(0.0);
+      }
+    }
+    std::vector<double> colLower(columns, 0.0), colUpper(columns, 1.0);
+    OsiClpSolverInterface solver;
+    solver.messageHandler()->setLogLevel(0);
+    solver.loadProblem(matrix, colLower.data(), colUpper.data(),
+                       objective.data(), rowLower.data(), rowUpper.data());
+    // CLP's own limit is CPU time; the wall clock is the user's.
+    solver.getModelPtr()->setMaximumSeconds(seconds);
+    solver.getModelPtr()->setMaximumWallSeconds(seconds);
+    solver.initialSolve();
+    if (!solver.isProvenOptimal())
+      return std::nullopt;
+    // CLP's optimum is exact up to its tolerances (1e-7): a bound a little
+    // below it stays a bound.
+    double value = solver.getObjValue() * maxCost;
+    return std::max(0.0, value * (1 - 1e-6) - 1e-9 * maxCost);
+  }
+
+  const TrainingGraph &graph;
+  const uint64_t budget;
+  const size_t n;
+  NodeSets ancestors, descendants;
+  std::vector<uint64_t> footprint;
+};
+
+} // namespace
+
+double remat::residencyLowerBound(const TrainingGraph &graph, uint64_t budget,
+                                  double seconds, unsigned maxMoments) {
+  const double total = graph.totalCost();
+  if (graph.numNodes() == 0)
+    return total;
+  auto start = std::chrono::steady_clock::now();
+  auto left = [&] {
+    return seconds -
+           std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+               .count();
+  };
+  ResidencyBound bound(graph, budget);
+  // Every moment's knapsack estimate, the best ones then solved exactly.
+  std::vector<Moment> moments;
+  for (NodeId x = 0; x < NodeId(graph.numNodes()); ++x)
+    if (std::optional<Moment> m = bound.estimate(x); m && m->estimate > 0)
+      moments.push_back(*m);
+  double best = 0;
+  for (const Moment &m : moments)
+    best = std::max(best, m.estimate);
+  std::sort(moments.begin(), moments.end(),
+            [](const Moment &a, const Moment &b) {
+              return a.estimate > b.estimate;
+            });
+  if (moments.size() > maxMoments)
+    moments.resize(maxMoments);
+  for (size_t i = 0; i < moments.size(); ++i) {
+    double time = left() / double(moments.size() - i);
+    if (time < 0.01)
+      break;
+    std::optional<double> lp = bound.solveRelaxation(moments[i], time);
+    LLVM_DEBUG(llvm::dbgs()
+               << "residency bound: node " << moments[i].node << " ("
+               << graph.node(moments[i].node).name << "): knapsack "
+               << llvm::format("%g", moments[i].estimate) << ", LP "
+               << (lp ? llvm::formatv("{0}", *lp).str() : "unsolved")
+               << "\n");
+    if (lp)
+      best = std::max(best, *lp);
+  }
+  return total + best;
+}
