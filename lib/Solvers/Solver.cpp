@@ -562,7 +562,7 @@ llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
   });
   // 0. A bound on every plan's cost at the budget that holds on graphs of
   //    any size (residencyLowerBound): polynomial, at most a tenth of the
-  //    limit (a second without one).
+  //    limit, at most 2 s (1 s with a limit of 0, where nothing searches).
   if (budget && !p.provenInfeasible) {
     double seconds = noSearch ? 1.0 : std::min(2.0, 0.1 * p.remaining());
     double residency = residencyLowerBound(graph, *budget, seconds);
