@@ -269,7 +269,9 @@ public:
 double remat::residencyLowerBound(const TrainingGraph &graph, uint64_t budget,
                                   double seconds, unsigned maxMoments) {
   const double total = graph.totalCost();
-  if (graph.numNodes() == 0)
+  // Two n x n bit matrices: 64 MiB at the limit. Larger graphs get the
+  // trivial bound.
+  if (graph.numNodes() == 0 || graph.numNodes() > kResidencyBoundMaxNodes)
     return total;
   auto start = std::chrono::steady_clock::now();
   auto left = [&] {
@@ -279,11 +281,16 @@ double remat::residencyLowerBound(const TrainingGraph &graph, uint64_t budget,
                .count();
   };
   ResidencyBound bound(graph, budget);
-  // Every moment's knapsack estimate, the best ones then solved exactly.
+  // Every moment's knapsack estimate (each a bound; half of the time at
+  // most, the moments not reached are skipped), then the relaxation at the
+  // best ones.
   std::vector<Moment> moments;
-  for (NodeId x = 0; x < NodeId(graph.numNodes()); ++x)
+  for (NodeId x = 0; x < NodeId(graph.numNodes()); ++x) {
+    if (x % 64 == 0 && left() < seconds / 2)
+      break;
     if (std::optional<Moment> m = bound.estimate(x); m && m->estimate > 0)
       moments.push_back(*m);
+  }
   double best = 0;
   for (const Moment &m : moments)
     best = std::max(best, m.estimate);

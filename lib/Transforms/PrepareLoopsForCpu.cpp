@@ -26,11 +26,13 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
-#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include "llvm/ADT/StringSet.h"
 
 namespace remat {
 #define GEN_PASS_DEF_REMATPREPARELOOPSFORCPUPASS
@@ -361,6 +363,13 @@ struct RematOutlineLoopNestsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
+    // The symbols taken (a lookup in the module per new name would scan it:
+    // quadratic on a step of thousands of nests).
+    taken.clear();
+    for (Operation &op : module.getOps())
+      if (auto name = op.getAttrOfType<StringAttr>(
+              SymbolTable::getSymbolAttrName()))
+        taken.insert(name.getValue());
     IRRewriter rewriter(&getContext());
     for (func::FuncOp function : functions) {
       if (function.isExternal())
@@ -376,15 +385,16 @@ struct RematOutlineLoopNestsPass
       });
       unsigned number = 0;
       for (Operation *nest : nests)
-        if (failed(outline(rewriter, module, function, nest, number)))
+        if (failed(outline(rewriter, function, nest, number)))
           return signalPassFailure();
     }
   }
 
+  llvm::StringSet<> taken;
+
   /// Moves `nest` into a new function `<function>.loops<N>` and calls it.
-  LogicalResult outline(IRRewriter &rewriter, ModuleOp module,
-                        func::FuncOp function, Operation *nest,
-                        unsigned &number) {
+  LogicalResult outline(IRRewriter &rewriter, func::FuncOp function,
+                        Operation *nest, unsigned &number) {
     Location loc = nest->getLoc();
     // The nest inside an scf.execute_region, whose one-block region
     // upstream's outlining takes (the yielded values become results).
@@ -415,7 +425,7 @@ struct RematOutlineLoopNestsPass
     std::string name;
     do {
       name = (function.getSymName() + ".loops" + Twine(number++)).str();
-    } while (module.lookupSymbol(name));
+    } while (!taken.insert(name).second);
     FailureOr<func::FuncOp> outlined =
         outlineSingleBlockRegion(rewriter, loc, wrapper.getRegion(), name);
     if (failed(outlined))

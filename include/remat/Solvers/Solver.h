@@ -199,6 +199,9 @@ std::vector<uint64_t> nodeFootprints(const TrainingGraph &graph);
 /// within about `seconds` (lib/Solvers/ResidencyBound.cpp). Valid for any
 /// order, recomputation and frees; polynomial, so it applies to graphs of
 /// any size. Assumes `budget` >= peakLowerBound(graph).
+/// Graphs above this many nodes get the total cost (the bound keeps two
+/// node-by-node bit matrices).
+constexpr size_t kResidencyBoundMaxNodes = 16384;
 double residencyLowerBound(const TrainingGraph &graph, uint64_t budget,
                            double seconds, unsigned maxMoments = 4);
 
