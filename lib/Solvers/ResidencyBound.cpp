@@ -33,6 +33,7 @@
 #include "remat/Solvers/Solver.h"
 #include "remat/Support/Debug.h"
 
+#include "llvm/ADT/BitVector.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -55,32 +56,6 @@ using namespace remat;
 
 namespace {
 
-/// Node sets as bit rows, one per node (ancestors or descendants).
-class NodeSets {
-public:
-  explicit NodeSets(size_t n) : words((n + 63) / 64), bits(n * words, 0) {}
-  uint64_t *row(NodeId id) { return bits.data() + size_t(id) * words; }
-  const uint64_t *row(NodeId id) const {
-    return bits.data() + size_t(id) * words;
-  }
-  bool contains(NodeId set, NodeId member) const {
-    return (row(set)[member >> 6] >> (member & 63)) & 1;
-  }
-  void add(NodeId set, NodeId member) {
-    row(set)[member >> 6] |= uint64_t(1) << (member & 63);
-  }
-  void addAll(NodeId set, NodeId from) {
-    uint64_t *to = row(set);
-    const uint64_t *src = row(from);
-    for (size_t w = 0; w < words; ++w)
-      to[w] |= src[w];
-  }
-
-private:
-  size_t words;
-  std::vector<uint64_t> bits;
-};
-
 /// What one moment (node x's first computation) asks of a plan.
 struct Moment {
   NodeId node = -1;
@@ -93,19 +68,19 @@ struct Moment {
 class ResidencyBound {
 public:
   ResidencyBound(const TrainingGraph &graph, uint64_t budget)
-      : graph(graph), budget(budget), n(graph.numNodes()), ancestors(n),
-        descendants(n) {
+      : graph(graph), budget(budget), n(graph.numNodes()),
+        ancestors(n, llvm::BitVector(n)), descendants(n, llvm::BitVector(n)) {
     for (NodeId id = 0; id < NodeId(n); ++id)
       for (ValueId in : graph.node(id).inputs)
         if (NodeId p = graph.value(in).producer; p >= 0) {
-          ancestors.add(id, p);
-          ancestors.addAll(id, p);
+          ancestors[id].set(p);
+          ancestors[id] |= ancestors[p];
         }
     for (NodeId id = NodeId(n) - 1; id >= 0; --id)
       for (ValueId out : graph.node(id).outputs)
         for (NodeId user : graph.value(out).users) {
-          descendants.add(id, user);
-          descendants.addAll(id, user);
+          descendants[id].set(user);
+          descendants[id] |= descendants[user];
         }
     footprint = nodeFootprints(graph);
   }
@@ -122,7 +97,7 @@ public:
   /// A value produced before x that a node after x reads.
   bool readAfter(NodeId x, ValueId v) const {
     for (NodeId user : graph.value(v).users)
-      if (descendants.contains(x, user))
+      if (descendants[x].test(user))
         return true;
     return false;
   }
@@ -138,7 +113,7 @@ public:
     std::vector<std::pair<double, uint64_t>> items; // (cost, bytes) per node
     uint64_t needed = 0;
     for (NodeId a = 0; a < x; ++a) {
-      if (!ancestors.contains(x, a))
+      if (!ancestors[x].test(a))
         continue;
       uint64_t bytes = 0;
       for (ValueId v : graph.node(a).outputs)
@@ -177,12 +152,12 @@ public:
     std::vector<ValueId> keptValues;
     double maxCost = 0;
     for (NodeId a = 0; a < x; ++a)
-      if (ancestors.contains(x, a))
+      if (ancestors[x].test(a))
         maxCost = std::max(maxCost, graph.node(a).cost);
     if (maxCost <= 0)
       return 0.0;
     for (NodeId a = 0; a < x; ++a) {
-      if (!ancestors.contains(x, a))
+      if (!ancestors[x].test(a))
         continue;
       recompute[a] = int(objective.size());
       objective.push_back(graph.node(a).cost / maxCost);
@@ -260,7 +235,8 @@ public:
   const TrainingGraph &graph;
   const uint64_t budget;
   const size_t n;
-  NodeSets ancestors, descendants;
+  /// Per node, its ancestors and its descendants.
+  std::vector<llvm::BitVector> ancestors, descendants;
   std::vector<uint64_t> footprint;
 };
 

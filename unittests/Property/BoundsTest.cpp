@@ -97,14 +97,34 @@ uint64_t drawBudget(const TrainingGraph &g, Rng &rng) {
   }
 }
 
+/// Graph `i` of the tiny random graphs of `seed`, a budget drawn for it and
+/// the brute-force optimum there.
+struct TinyCase {
+  RandomGraph rg;
+  uint64_t budget = 0;
+  BruteForceResult truth;
+  /// "graph I (SHAPE) budget B", for failure messages.
+  std::string where;
+};
+
+TinyCase tinyCase(uint64_t seed, uint64_t i) {
+  Rng rng(graphSeed(seed, i));
+  TinyCase c{randomTrainingGraph(rng, 9)};
+  c.budget = drawBudget(c.rg.graph, rng);
+  c.truth = bruteForceOptimum(c.rg.graph, c.budget);
+  c.where = "graph " + std::to_string(i) + " (" + c.rg.shape + ") budget " +
+            std::to_string(c.budget);
+  return c;
+}
+
 TEST(ExactSearch, EqualsBruteForceOnTinyRandomGraphs) {
   unsigned compared = 0, infeasible = 0, recomputing = 0;
   for (uint64_t i = 0; i < 3000 && compared < 1200; ++i) {
-    Rng rng(graphSeed(24, i));
-    RandomGraph rg = randomTrainingGraph(rng, 9);
-    const TrainingGraph &g = rg.graph;
-    uint64_t budget = drawBudget(g, rng);
-    BruteForceResult truth = bruteForceOptimum(g, budget);
+    TinyCase c = tinyCase(24, i);
+    const TrainingGraph &g = c.rg.graph;
+    const uint64_t budget = c.budget;
+    const BruteForceResult &truth = c.truth;
+    const std::string &where = c.where;
     if (!truth.solved)
       continue;
     ++compared;
@@ -114,8 +134,6 @@ TEST(ExactSearch, EqualsBruteForceOnTinyRandomGraphs) {
     ExactSearchReport report;
     llvm::Expected<SolvedPlan> plan =
         solveExactSearch(g, options, ExactSearchOptions(), &report);
-    std::string where = "graph " + std::to_string(i) + " (" + rg.shape +
-                        ") budget " + std::to_string(budget);
     if (!truth.optimum) {
       ++infeasible;
       EXPECT_FALSE(bool(plan)) << where;
@@ -149,22 +167,16 @@ TEST(ExactSearch, EqualsBruteForceOnTinyRandomGraphs) {
 TEST(ResidencyBound, IsAtMostTheOptimumOfTinyRandomGraphs) {
   unsigned compared = 0, aboveTotal = 0, tight = 0;
   for (uint64_t i = 0; i < 3000 && compared < 1500; ++i) {
-    Rng rng(graphSeed(2402, i));
-    RandomGraph rg = randomTrainingGraph(rng, 9);
-    const TrainingGraph &g = rg.graph;
-    uint64_t budget = drawBudget(g, rng);
-    if (budget < peakLowerBound(g))
-      continue;
-    BruteForceResult truth = bruteForceOptimum(g, budget);
-    if (!truth.solved || !truth.optimum)
+    TinyCase c = tinyCase(2402, i);
+    const TrainingGraph &g = c.rg.graph;
+    if (!c.truth.solved || !c.truth.optimum)
       continue;
     ++compared;
-    double opt = double(*truth.optimum);
+    double opt = double(*c.truth.optimum);
     double total = g.totalCost();
-    double bound = residencyLowerBound(g, budget, /*seconds=*/10.0,
+    double bound = residencyLowerBound(g, c.budget, /*seconds=*/10.0,
                                        /*maxMoments=*/unsigned(g.numNodes()));
-    std::string where = "graph " + std::to_string(i) + " (" + rg.shape +
-                        ") budget " + std::to_string(budget);
+    const std::string &where = c.where;
     EXPECT_GE(bound, total) << where;
     EXPECT_LE(bound, opt + 1e-9 * std::max(1.0, opt)) << where;
     aboveTotal += bound > total * (1 + 1e-9);
@@ -189,11 +201,10 @@ TEST(ReportedBounds, AreTrueForEveryPlanOfTinyRandomGraphs) {
   const char *more = std::getenv("REMAT_BOUNDS_GRAPHS");
   uint64_t graphs = more ? std::strtoull(more, nullptr, 10) : 400;
   for (uint64_t i = 0; i < graphs; ++i) {
-    Rng rng(graphSeed(2424, i));
-    RandomGraph rg = randomTrainingGraph(rng, 9);
-    const TrainingGraph &g = rg.graph;
-    uint64_t budget = drawBudget(g, rng);
-    BruteForceResult truth = bruteForceOptimum(g, budget);
+    TinyCase c = tinyCase(2424, i);
+    const TrainingGraph &g = c.rg.graph;
+    const uint64_t budget = c.budget;
+    const BruteForceResult &truth = c.truth;
     if (!truth.solved)
       continue;
     for (const SolverInfo &solver : allSolvers()) {
@@ -205,9 +216,7 @@ TEST(ReportedBounds, AreTrueForEveryPlanOfTinyRandomGraphs) {
       options.budget = budget;
       options.timeLimitSeconds = 0.5;
       llvm::Expected<SolverResult> result = runSolver(solver, g, options);
-      std::string where = solver.name + " on graph " + std::to_string(i) +
-                          " (" + rg.shape + ") budget " +
-                          std::to_string(budget);
+      std::string where = solver.name + " on " + c.where;
       if (!result) {
         llvm::consumeError(result.takeError());
         continue;
