@@ -198,6 +198,9 @@ void remat::buildLowerBufferizedToCpuPipeline(
   } else {
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   }
+  // Sums carried in registers, so that LLVM vectorises them.
+  if (options.kernels == KernelMode::Library)
+    pm.addNestedPass<func::FuncOp>(createRematPromoteLoopAccumulatorsPass());
   // One function per loop nest: LLVM's -O3 on a whole step as one function
   // costs more than linearly in its size.
   if (options.outlineLoopNests)
