@@ -199,8 +199,10 @@ void remat::buildLowerBufferizedToCpuPipeline(
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   }
   // Sums carried in registers, so that LLVM vectorises them.
-  if (options.kernels == KernelMode::Library)
+  if (options.kernels == KernelMode::Library) {
     pm.addNestedPass<func::FuncOp>(createRematPromoteLoopAccumulatorsPass());
+    pm.addNestedPass<func::FuncOp>(createRematKeepInnerLoopsRolledPass());
+  }
   // One function per loop nest: LLVM's -O3 on a whole step as one function
   // costs more than linearly in its size.
   if (options.outlineLoopNests)

@@ -40,6 +40,7 @@ namespace remat {
 #define GEN_PASS_DEF_REMATSHARELOOPSACROSSTHREADSPASS
 #define GEN_PASS_DEF_REMATOUTLINELOOPNESTSPASS
 #define GEN_PASS_DEF_REMATPROMOTELOOPACCUMULATORSPASS
+#define GEN_PASS_DEF_REMATKEEPINNERLOOPSROLLEDPASS
 #include "remat/Transforms/Passes.h.inc"
 } // namespace remat
 
@@ -757,6 +758,39 @@ struct RematPromoteLoopAccumulatorsPass
       rewriter.eraseOp(acc.store);
       rewriter.eraseOp(acc.load);
     }
+  }
+};
+
+struct RematKeepInnerLoopsRolledPass
+    : remat::impl::RematKeepInnerLoopsRolledPassBase<
+          RematKeepInnerLoopsRolledPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    auto annotation = LLVM::LoopAnnotationAttr::get(
+        context, /*disableNonforced=*/nullptr, /*vectorize=*/nullptr,
+        /*interleave=*/nullptr,
+        LLVM::LoopUnrollAttr::get(context, /*disable=*/BoolAttr::get(context, true),
+                                  /*count=*/nullptr, /*runtimeDisable=*/nullptr,
+                                  /*full=*/nullptr, /*followupUnrolled=*/nullptr,
+                                  /*followupRemainder=*/nullptr,
+                                  /*followupAll=*/nullptr),
+        /*unrollAndJam=*/nullptr, /*licm=*/nullptr, /*distribute=*/nullptr,
+        /*pipeline=*/nullptr, /*peeled=*/nullptr, /*unswitch=*/nullptr,
+        /*mustProgress=*/nullptr, /*isVectorized=*/nullptr,
+        /*startLoc=*/nullptr, /*endLoc=*/nullptr, /*parallelAccesses=*/{});
+    getOperation().walk([&](scf::ForOp loop) {
+      bool innermost = true;
+      loop.getBody()->walk([&](LoopLikeOpInterface) {
+        innermost = false;
+        return WalkResult::interrupt();
+      });
+      std::optional<int64_t> trips = tripCount(
+          loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
+      if (innermost && trips && *trips >= static_cast<int64_t>(minTripCount))
+        loop->setAttr("loop_annotation", annotation);
+    });
   }
 };
 

@@ -555,6 +555,29 @@ def RematPromoteLoopAccumulatorsPass
                            "mlir::memref::MemRefDialect"];
 }
 
+def RematKeepInnerLoopsRolledPass
+    : InterfacePass<"remat-keep-inner-loops-rolled",
+                    "mlir::FunctionOpInterface"> {
+  let summary = "Keep LLVM from unrolling the innermost loops before it vectorises them";
+  let description = [{
+    Runs on loops, after remat-promote-loop-accumulators, in the CPU
+    lowering with `kernels=library`. Every innermost `scf.for` of at least
+    `min-trip-count` iterations (constant bounds) gets `loop_annotation =
+    #llvm.loop_annotation<unroll = <disable = true>>`, which the lowering
+    carries to its back edge as `llvm.loop.unroll.disable`. LLVM -O3 unrolls a
+    short constant loop completely before its loop vectoriser runs; the
+    vectoriser then widens the loop around it instead, with gathers and
+    scatters (a strided outer loop): a padded copy's 32-pixel rows, a batch
+    norm's 4x4 planes. Kept rolled, the inner loop is the one vectorised.
+    Nothing is computed differently.
+  }];
+  let options = [
+    Option<"minTripCount", "min-trip-count", "uint64_t", /*default=*/"16",
+           "Fewest iterations of an innermost loop kept rolled">
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def RematOutlineLoopNestsPass
     : Pass<"remat-outline-loop-nests", "mlir::ModuleOp"> {
   let summary = "Give every loop nest of the CPU lowering its own function";
