@@ -602,14 +602,22 @@ struct RematShareLoopsAcrossThreadsPass
 /// else) and, for a `memref.view` at a constant byte shift of a fresh
 /// allocation (the step's arena), the bytes of that view.
 struct MemrefOrigin {
-  enum Kind { Argument, Fresh, Unknown } kind = Unknown;
+  enum Kind { Argument, Fresh, Global, Unknown } kind = Unknown;
   Value root;
   std::optional<std::pair<int64_t, int64_t>> bytes; // [begin, end)
 };
 
 MemrefOrigin memrefOrigin(Value value) {
   MemrefOrigin origin;
+  // A reinterpret_cast may reach bytes outside its source's shape (within
+  // the same allocation): byte ranges below it are not bounds.
+  bool boundedByViews = true;
   while (true) {
+    if (auto cast = value.getDefiningOp<memref::ReinterpretCastOp>()) {
+      boundedByViews = false;
+      value = cast.getSource();
+      continue;
+    }
     if (auto view = value.getDefiningOp<memref::ViewOp>()) {
       auto type = view.getType();
       std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
@@ -635,21 +643,31 @@ MemrefOrigin memrefOrigin(Value value) {
       origin.kind = MemrefOrigin::Argument;
   } else if (isa<memref::AllocOp, memref::AllocaOp>(value.getDefiningOp())) {
     origin.kind = MemrefOrigin::Fresh;
+  } else if (isa<memref::GetGlobalOp>(value.getDefiningOp())) {
+    origin.kind = MemrefOrigin::Global;
   } else if (auto call = value.getDefiningOp<func::CallOp>()) {
     // The runtime's arena of the step: memory no argument can point into.
     if (call.getCallee() == "remat_rt_arena")
       origin.kind = MemrefOrigin::Fresh;
   }
-  if (origin.kind != MemrefOrigin::Fresh)
+  if (origin.kind != MemrefOrigin::Fresh || !boundedByViews)
     origin.bytes.reset();
   return origin;
 }
 
 /// Whether the two memrefs can share no byte: views of one fresh allocation
-/// at disjoint bytes, or memory of which one is a fresh allocation the other
-/// is not a view of.
+/// at disjoint bytes, two fresh allocations, a fresh allocation and an
+/// argument of the function or a global (memory the function did not
+/// allocate), or two different globals. Memory of unknown origin may be
+/// anything; an argument may point anywhere but into the function's own
+/// allocations.
 bool provablyDisjoint(Value a, Value b) {
   MemrefOrigin x = memrefOrigin(a), y = memrefOrigin(b);
+  if (x.kind == MemrefOrigin::Unknown || y.kind == MemrefOrigin::Unknown)
+    return false;
+  if (x.kind == MemrefOrigin::Global && y.kind == MemrefOrigin::Global)
+    return x.root.getDefiningOp<memref::GetGlobalOp>().getName() !=
+           y.root.getDefiningOp<memref::GetGlobalOp>().getName();
   if (x.root != y.root)
     return x.kind == MemrefOrigin::Fresh || y.kind == MemrefOrigin::Fresh;
   return x.bytes && y.bytes &&

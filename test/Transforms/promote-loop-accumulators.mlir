@@ -114,3 +114,85 @@ func.func @elementwise(%in: memref<16xf32>) -> memref<16xf32> {
   }
   return %out : memref<16xf32>
 }
+
+// Memory of unknown origin (here a call's result) may be the arena's:
+// left alone.
+// CHECK-LABEL: func.func @unknown_origin
+// CHECK-NOT:     iter_args
+// CHECK:         return
+func.func private @some_buffer() -> memref<8x16xf32>
+func.func @unknown_origin() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c512 = arith.constant 512 : index
+  %id = arith.constant 2 : i64
+  %bytes = arith.constant 544 : i64
+  %arena = func.call @remat_rt_arena(%id, %bytes) : (i64, i64) -> memref<?xi8>
+  %in = func.call @some_buffer() : () -> memref<8x16xf32>
+  %out = memref.view %arena[%c512][] : memref<?xi8> to memref<8xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    scf.for %j = %c0 to %c16 step %c1 {
+      %x = memref.load %in[%i, %j] : memref<8x16xf32>
+      %acc = memref.load %out[%i] : memref<8xf32>
+      %new = arith.addf %acc, %x : f32
+      memref.store %new, %out[%i] : memref<8xf32>
+    }
+  }
+  return
+}
+
+// A reinterpret_cast may reach past its source's shape: the byte ranges of
+// the views below it are no bounds, so the two views of one arena may meet.
+// CHECK-LABEL: func.func @reinterpreted
+// CHECK-NOT:     iter_args
+// CHECK:         return
+func.func @reinterpreted() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c512 = arith.constant 512 : index
+  %id = arith.constant 3 : i64
+  %bytes = arith.constant 544 : i64
+  %arena = func.call @remat_rt_arena(%id, %bytes) : (i64, i64) -> memref<?xi8>
+  %small = memref.view %arena[%c0][] : memref<?xi8> to memref<16xf32>
+  %in = memref.reinterpret_cast %small to offset: [0], sizes: [8, 16], strides: [16, 1] : memref<16xf32> to memref<8x16xf32>
+  %out = memref.view %arena[%c512][] : memref<?xi8> to memref<8xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    scf.for %j = %c0 to %c16 step %c1 {
+      %x = memref.load %in[%i, %j] : memref<8x16xf32>
+      %acc = memref.load %out[%i] : memref<8xf32>
+      %new = arith.addf %acc, %x : f32
+      memref.store %new, %out[%i] : memref<8xf32>
+    }
+  }
+  return
+}
+
+// A global and the arena: promoted.
+// CHECK-LABEL: func.func @global_into_arena
+// CHECK:         scf.for {{.*}} iter_args
+// CHECK:         return
+memref.global "private" constant @weights : memref<8x16xf32> = dense<1.0>
+func.func @global_into_arena() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %id = arith.constant 4 : i64
+  %bytes = arith.constant 32 : i64
+  %arena = func.call @remat_rt_arena(%id, %bytes) : (i64, i64) -> memref<?xi8>
+  %in = memref.get_global @weights : memref<8x16xf32>
+  %out = memref.view %arena[%c0][] : memref<?xi8> to memref<8xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    scf.for %j = %c0 to %c16 step %c1 {
+      %x = memref.load %in[%i, %j] : memref<8x16xf32>
+      %acc = memref.load %out[%i] : memref<8xf32>
+      %new = arith.addf %acc, %x : f32
+      memref.store %new, %out[%i] : memref<8xf32>
+    }
+  }
+  return
+}

@@ -543,8 +543,10 @@ def RematPromoteLoopAccumulatorsPass
     as an `iter_args` value and stored once after it, provided that every
     other memref the loop reads, and every other accumulator, is provably
     disjoint from it: views of the step's arena (or of one allocation) at
-    constant, non-overlapping byte ranges, or a fresh allocation and memory
-    that is not a view of it. Anything else is left alone.
+    constant, non-overlapping byte ranges (no `memref.reinterpret_cast` in
+    between), two allocations, an allocation and a function argument or a
+    global, or two different globals. Memory of any other origin (a call's
+    result, a cast) is taken to alias everything: left alone.
 
     The values computed are the same, in the same order; with the
     `fastmath<reassoc>` that remat-prepare-loops-for-cpu gives a sum along
