@@ -694,6 +694,12 @@ struct RematPromoteLoopAccumulatorsPass
   };
 
   void promote(IRRewriter &rewriter, scf::ForOp loop) {
+    // The element is loaded before the loop and stored after it: only where
+    // the loop runs at least once did the loop itself touch it.
+    std::optional<int64_t> trips = tripCount(
+        loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
+    if (!trips || *trips < 1)
+      return;
     Block *body = loop.getBody();
     auto invariant = [&](Value v) {
       return !loop.getBodyRegion().isAncestor(v.getParentRegion());

@@ -196,3 +196,22 @@ func.func @global_into_arena() {
   }
   return
 }
+
+// A loop that may not run (bounds not constant) never touched the element:
+// left alone.
+// CHECK-LABEL: func.func @maybe_no_iteration
+// CHECK-NOT:     iter_args
+// CHECK:         return
+func.func @maybe_no_iteration(%n: index) -> memref<f32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %in = memref.alloc() : memref<16xf32>
+  %out = memref.alloc() : memref<f32>
+  scf.for %j = %c0 to %n step %c1 {
+    %x = memref.load %in[%j] : memref<16xf32>
+    %acc = memref.load %out[] : memref<f32>
+    %new = arith.addf %acc, %x : f32
+    memref.store %new, %out[] : memref<f32>
+  }
+  return %out : memref<f32>
+}

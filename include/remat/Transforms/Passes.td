@@ -537,7 +537,8 @@ def RematPromoteLoopAccumulatorsPass
     iteration; the address does not move, but LLVM cannot keep the value in
     a register (nor vectorise the sum) unless it proves that no other access
     of the loop reaches those bytes, which it cannot for views of one arena.
-    Here, in every innermost `scf.for` whose only writes are such stores
+    Here, in every innermost `scf.for` with constant bounds and at least one
+    iteration whose only writes are such stores
     (each with one load of the same memref at the same loop-invariant
     indices before it), the element is loaded once before the loop, carried
     as an `iter_args` value and stored once after it, provided that every
