@@ -42,7 +42,8 @@ Usage:
       [--threads 1] [--rounds 3] [--repeat 5] [--warmup 2]
       [--plans none,chen-sqrtn,rotor@60%,auto@60%] [--time-limit 5]
       [--no-profile] [--json OUT] [--plot OUT.png] [--keep DIR]
-      [--gpu-build DIR [--gpu-repeat 10] [--gpu-chip sm_90] [--no-cpu-timing]]
+      [--gpu-build DIR [--gpu-repeat 10] [--gpu-chip sm_90] [--no-cpu-timing]
+       [--gpu-profile]]
       [--remat-run PATH] [--remat-opt PATH]
   /usr/bin/python3 bench/bench_step_time.py --from-json OUT [--plot OUT.png]
 """
@@ -250,13 +251,17 @@ def step_ops(path, func="train_step"):
             m = OP_START.match(line)
             cur = {"line": i + 1, "name": m.group(1) if m else stripped.split()[0],
                    "cost": None, "reduction": '"reduction"' in line,
-                   "library_call": None, "loc": None}
+                   "library_call": None, "loc": None, "profile_id": None}
             ops.append(cur)
         if cur is not None and stripped:
             if cur["cost"] is None:
                 m = re.search(r"remat\.cost = " + FLOAT, line)
                 if m:
                     cur["cost"] = parse_float(m.group(1))
+            if cur["profile_id"] is None:
+                m = re.search(r"remat\.profile_id = (\d+)", line)
+                if m:
+                    cur["profile_id"] = int(m.group(1))
             if cur["library_call"] is None:
                 m = re.search(r'remat\.library_call = "([^"]*)"', line)
                 if m:
@@ -736,6 +741,43 @@ def gpu_build_model(a, entry, plans, outdir, env):
             run_entry["exe_gz_bytes"] = os.path.getsize(path + ".gz")
             os.remove(path)
         out["runs"].append(run_entry)
+    if a.gpu_profile:
+        out["profile"] = gpu_build_profile(a, model, step, outdir, env)
+    return out
+
+
+def gpu_build_profile(a, model, step, outdir, env):
+    """The executable that times every op of the step (solver none) on the
+    device (`remat-profile: op=<id> ns=<ns>` lines) and the ops those ids
+    number (M.profile_ops.json: id, op name, FLOPs, its first line)."""
+    exe = "%s.profile.exe" % model
+    path = os.path.join(outdir, exe)
+    numbered = os.path.join(outdir, "%s.profile.numbered.mlir" % model)
+    extra = ["--target=gpu", "--gpu-compile-only", "--gpu-format=cubin",
+             "--gpu-chip=" + a.gpu_chip, "--gpu-executable=" + path,
+             "--profile-costs=" + numbered]
+    log("%s: GPU profile executable" % model)
+    res = remat_run_plan(a, env, step, Plan("none"), None, a.gpu_repeat, extra)
+    out = {"repeat": a.gpu_repeat, "build_seconds": res.get("wall_s")}
+    if res.get("error") or not os.path.exists(path) or not os.path.exists(numbered):
+        out["error"] = res.get("error") or "no executable or numbered step written"
+        return out
+    with open(numbered) as f:
+        lines = f.read().split("\n")
+    ops = []
+    for op in step_ops(numbered):
+        if op["profile_id"] is None:
+            continue
+        ops.append({"id": op["profile_id"], "name": op["name"], "flops": op["cost"] or 0.0,
+                    "reduction": op["reduction"], "text": lines[op["line"] - 1].strip()[:400]})
+    os.remove(numbered)
+    name = "%s.profile_ops.json" % model
+    with open(os.path.join(outdir, name), "w") as f:
+        json.dump(ops, f, indent=0)
+    with open(path, "rb") as src, gzip.open(path + ".gz", "wb", compresslevel=9) as dst:
+        shutil.copyfileobj(src, dst)
+    os.remove(path)
+    out.update({"exe": exe + ".gz", "ops": name, "numbered_ops": len(ops)})
     return out
 
 
@@ -992,6 +1034,10 @@ def parse_args(argv):
                    help="also build the GPU executables and manifest into DIR")
     p.add_argument("--gpu-repeat", type=int, default=10, help="--repeat of the GPU executables")
     p.add_argument("--gpu-chip", default="sm_90")
+    p.add_argument("--gpu-profile", action="store_true",
+                   help="with --gpu-build: also an executable per model that times every op "
+                        "on the device, and the ops it numbers (for the per-op-class table "
+                        "and the library calls against PyTorch's own)")
     p.add_argument("--gpu-plans", help="plans of the GPU executables (default: --plans)")
     p.add_argument("--no-cpu-timing", action="store_true",
                    help="with --gpu-build: export and build only (one CPU run per model "
@@ -1040,7 +1086,8 @@ def main(argv):
                     os.path.join(a.gpu_build, "manifest.json")):
                 raise BenchError("--gpu-build %s: not empty and not a previous build" % a.gpu_build)
             for f in os.listdir(a.gpu_build):
-                if f.endswith((".exe", ".exe.gz", ".cpu_results.txt")) or f == "device_results.json":
+                if f.endswith((".exe", ".exe.gz", ".cpu_results.txt", ".profile_ops.json")) \
+                        or f == "device_results.json":
                     os.remove(os.path.join(a.gpu_build, f))
     except BenchError as e:
         sys.stderr.write("%s: error: %s\n" % (PROG, e))

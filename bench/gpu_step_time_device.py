@@ -93,6 +93,10 @@ def library_dirs(notes):
 def parse_output(text):
     out = {"results": [], "windows_ns": []}
     for line in text.splitlines():
+        m = re.match(r"remat-profile: op=(\d+) ns=(\d+)", line)
+        if m:
+            out.setdefault("op_ns", {})[int(m.group(1))] = int(m.group(2))
+            continue
         if line.startswith("result:"):
             out["results"].append(line.strip())
         elif line.startswith("remat-runtime:"):
@@ -150,6 +154,16 @@ def compare_results(gpu, cpu, tol):
             "lines_over_tol": bad, "bit_identical_lines": same_bits}
 
 
+def library_calls(stderr):
+    """REMAT_LIB_TRACE's lines: {op id: what the library ran}."""
+    calls = {}
+    for line in stderr.splitlines():
+        m = re.match(r"remat-library: op=(-?\d+) (.*)$", line.strip())
+        if m:
+            calls.setdefault(int(m.group(1)), m.group(2))
+    return calls
+
+
 def run_executable(path_gz, workdir, env, timeout):
     exe = os.path.join(workdir, os.path.basename(path_gz)[:-3] if path_gz.endswith(".gz")
                        else os.path.basename(path_gz))
@@ -170,6 +184,9 @@ def run_executable(path_gz, workdir, env, timeout):
     wall = time.monotonic() - start
     os.remove(exe)
     out = parse_output(stdout)
+    calls = library_calls(stderr or "")
+    if calls:
+        out["library_calls"] = calls
     out["wall_s"] = wall
     out["rc"] = rc
     if rc != 0:
@@ -288,6 +305,97 @@ def time_pytorch(te, argv, warmup, repeat, torch):
 
 
 # ===----------------------------------------------------------------------===
+# The library calls alone, as PyTorch makes them
+# ===----------------------------------------------------------------------===
+
+
+def parse_library_call(text):
+    """A REMAT_LIB_TRACE call (ContractionDesc::describe()): {kind, dtype,
+    accumulate, gemm: batch M N K | conv: N G IC OC spatial[(I K O s d pb pe)]}."""
+    words = text.split()
+    call = {"kind": words[0], "dtype": words[1], "accumulate": " accumulate" in text}
+    for key, value in re.findall(r"\b(batch|M|N|K|G|IC|OC)=(\d+)", text.split("[")[0]):
+        call[key] = int(value)
+    call["spatial"] = [tuple(int(v) for v in g) for g in re.findall(
+        r"\[I=(\d+) K=(\d+) O=(\d+) s=(\d+) d=(\d+) p=(\d+),(\d+)\]", text)]
+    return call
+
+
+def call_flops(call):
+    if call["kind"] == "gemm":
+        return 2.0 * call["batch"] * call["M"] * call["N"] * call["K"]
+    # The (output position, tap) pairs that read the input, not its padding:
+    # the backward data matched from a flipped kernel is described as a
+    # convolution with padding (K-1)*d, most of whose taps read zeros.
+    macs = float(call["N"] * call["G"] * call["IC"] * call["OC"])
+    for (i, k, o, s, d, pb, _) in call["spatial"]:
+        macs *= sum(1 for kk in range(k) for oo in range(o) if 0 <= oo * s + kk * d - pb < i)
+    return 2.0 * macs
+
+
+def library_call_closure(torch, call, device):
+    """The PyTorch call computing what `call` computes (cuBLAS / cuDNN
+    through PyTorch on a GPU), on fresh random operands."""
+    dt = torch.float64 if call["dtype"] == "f64" else torch.float32
+    rnd = lambda *shape: torch.randn(*shape, dtype=dt, device=device)  # noqa: E731
+    if call["kind"] == "gemm":
+        a, b = rnd(call["batch"], call["M"], call["K"]), rnd(call["batch"], call["K"], call["N"])
+        c = rnd(call["batch"], call["M"], call["N"])
+        if call["accumulate"]:
+            return lambda: c.baddbmm_(a, b)
+        return lambda: torch.bmm(a, b, out=c)
+    sp = call["spatial"]
+    if any(pb != pe for (_, _, _, _, _, pb, pe) in sp):
+        raise ValueError("asymmetric padding")
+    g = call["G"]
+    x = rnd(call["N"], g * call["IC"], *[i for (i, _, _, _, _, _, _) in sp])
+    w = rnd(g * call["OC"], call["IC"], *[k for (_, k, _, _, _, _, _) in sp])
+    y = rnd(call["N"], g * call["OC"], *[o for (_, _, o, _, _, _, _) in sp])
+    stride = [s for (_, _, _, s, _, _, _) in sp]
+    dil = [d for (_, _, _, _, d, _, _) in sp]
+    pad = [p for (_, _, _, _, _, p, _) in sp]
+    conv = {1: torch.nn.functional.conv1d, 2: torch.nn.functional.conv2d,
+            3: torch.nn.functional.conv3d}[len(sp)]
+    if call["kind"] == "conv_fwd":
+        return lambda: conv(x, w, None, stride, pad, dil, g)
+    mask = {"conv_bwd_data": [True, False, False],
+            "conv_bwd_weights": [False, True, False]}[call["kind"]]
+    backward = torch.ops.aten.convolution_backward
+    return lambda: backward(y, x, w, None, stride, pad, dil, False, [0] * len(sp), g, mask)
+
+
+def time_library_call(torch, text, repeat, device="cuda"):
+    """PyTorch's time for the call: the median of `repeat` calls each
+    between two synchronisations (host wall clock, as remat's per-op
+    profile measures), and the mean of `repeat` back-to-back calls between
+    CUDA events (the device time alone)."""
+    call = parse_library_call(text)
+    fn = library_call_closure(torch, call, device)
+    cuda = device == "cuda"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    for _ in range(3):
+        fn()
+    sync()
+    times = []
+    for _ in range(repeat):
+        sync()
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - t0)
+    out = {"flops": call_flops(call), "synced_seconds": statistics.median(times)}
+    if cuda:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(repeat):
+            fn()
+        end.record()
+        end.synchronize()
+        out["event_seconds"] = start.elapsed_time(end) * 1e-3 / repeat
+    return out
+
+
+# ===----------------------------------------------------------------------===
 # Driver
 # ===----------------------------------------------------------------------===
 
@@ -332,9 +440,87 @@ def print_table(res):
         print("note: " + n)
 
 
+COPY_OPS = ("tensor.insert_slice", "tensor.extract_slice", "tensor.pad", "linalg.copy",
+            "linalg.transpose", "linalg.broadcast", "tensor.concat")
+
+
+def op_class(op):
+    """The class of a profiled op: the library call it made, else what kind
+    of compiled kernels it became."""
+    if op.get("library"):
+        return "lib:" + op["library"].split()[0]
+    name = op.get("name") or "?"
+    if name == "linalg.generic":
+        return "reduction" if op.get("reduction") else "elementwise"
+    if name == "linalg.fill":
+        return "fill"
+    if name in COPY_OPS:
+        return "copy"
+    if name in ("linalg.matmul", "linalg.batch_matmul") or name.startswith("linalg.conv"):
+        return "contraction(loops)"
+    return "other"
+
+
+def profile_tables(res):
+    """Markdown: per model, the device time of each op class (the per-op
+    profile, solver none) and the library calls against the same calls made
+    alone through PyTorch."""
+    out = []
+    for m in res["models"]:
+        ops = m.get("profile_ops") or []
+        if not ops:
+            continue
+        total = sum(o["ns"] for o in ops) or 1
+        classes = {}
+        for o in ops:
+            c = classes.setdefault(op_class(o), {"ops": 0, "ns": 0, "flops": 0.0})
+            c["ops"] += 1
+            c["ns"] += o["ns"]
+            flops = o.get("flops") or 0.0
+            if o.get("library"):
+                flops = call_flops(parse_library_call(o["library"]))
+            c["flops"] += flops
+        out.append("\n%s: per-op profile on the device (solver none), %.2f ms summed over %d ops"
+                   % (m["model"], total * 1e-6, len(ops)))
+        out.append("| class | ops | ms | share | GFLOP | TFLOP/s |")
+        out.append("|---|---:|---:|---:|---:|---:|")
+        for name, c in sorted(classes.items(), key=lambda kv: -kv[1]["ns"]):
+            out.append("| %s | %d | %.3f | %.1f%% | %.3f | %s |" % (
+                name, c["ops"], c["ns"] * 1e-6, 100.0 * c["ns"] / total, c["flops"] * 1e-9,
+                fmt(c["flops"] / c["ns"] * 1e-3 if c["ns"] else None, "%.2f")))
+        alone = m.get("library_alone") or {}
+        if not alone:
+            continue
+        kinds = {}
+        for o in ops:
+            t = alone.get(o.get("library") or "")
+            if not t or "synced_seconds" not in t:
+                continue
+            k = kinds.setdefault(o["library"].split()[0], {"ops": 0, "ours": 0.0, "synced": 0.0,
+                                                          "event": 0.0, "slow": 0})
+            k["ops"] += 1
+            k["ours"] += o["ns"] * 1e-9
+            k["synced"] += t["synced_seconds"]
+            k["event"] += t.get("event_seconds") or 0.0
+            k["slow"] += o["ns"] * 1e-9 > 2 * t["synced_seconds"]
+        out.append("")
+        out.append("| library call | ops | ours ms | PyTorch ms (synced) | ours/PyTorch | "
+                   "PyTorch device ms (events) | ops over 2x |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|")
+        for name, k in sorted(kinds.items()):
+            out.append("| %s | %d | %.3f | %.3f | %.2f | %.3f | %d |" % (
+                name, k["ops"], k["ours"] * 1e3, k["synced"] * 1e3,
+                k["ours"] / k["synced"] if k["synced"] else float("nan"), k["event"] * 1e3,
+                k["slow"]))
+        errors = sorted({t["error"] for t in alone.values() if t.get("error")})
+        for e in errors[:5]:
+            out.append("note: library call alone: %s" % e)
+    return "\n".join(out)
+
+
 def main(argv):
     p = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
-    p.add_argument("dir", metavar="DIR")
+    p.add_argument("dir", metavar="DIR", nargs="?")
     p.add_argument("--out", metavar="FILE", help="default DIR/device_results.json")
     p.add_argument("--models", help="comma-separated subset of the manifest's models")
     p.add_argument("--timeout", type=int, default=60, help="seconds per executable")
@@ -344,7 +530,20 @@ def main(argv):
     p.add_argument("--pt-warmup", type=int, default=3)
     p.add_argument("--no-pytorch", action="store_true")
     p.add_argument("--tf32", action="store_true", help="let PyTorch use TF32 (default off)")
+    p.add_argument("--lib-repeat", type=int, default=10,
+                   help="calls per library call timed alone through PyTorch")
+    p.add_argument("--no-library-alone", action="store_true",
+                   help="do not time the profiles' library calls through PyTorch")
+    p.add_argument("--from-json", metavar="FILE", help="print the tables of a saved run")
     a = p.parse_args(argv)
+    if a.from_json:
+        with open(a.from_json) as f:
+            res = json.load(f)
+        print_table(res)
+        print(profile_tables(res))
+        return 0
+    if not a.dir:
+        p.error("DIR is required (or --from-json)")
     manifest_path = os.path.join(a.dir, "manifest.json")
     try:
         with open(manifest_path) as f:
@@ -415,6 +614,27 @@ def main(argv):
                     (r.get("step_seconds") or 0) * 1e3, r.get("measured_peak_bytes"),
                     r.get("predicted_peak_bytes"), r["compare"].get("ok"))))
                 save()
+            prof = mm.get("profile") or {}
+            if prof.get("exe") and a.deadline - (time.monotonic() - START) > 5:
+                log("%s: per-op profile" % mm["model"])
+                penv = dict(env, REMAT_LIB_TRACE="1")
+                out = run_executable(os.path.join(a.dir, prof["exe"]), work, penv,
+                                     int(min(a.timeout, a.deadline - (time.monotonic() - START))))
+                out.pop("results", None)
+                m["profile"] = out
+                ops = {}
+                try:
+                    with open(os.path.join(a.dir, prof["ops"])) as f:
+                        ops = {o["id"]: o for o in json.load(f)}
+                except (OSError, ValueError, KeyError) as e:
+                    notes.append("%s: profile ops unreadable: %s" % (mm["model"], e))
+                m["profile_ops"] = [dict(ops.get(i, {"id": i}), ns=ns,
+                                         library=(out.get("library_calls") or {}).get(i))
+                                    for i, ns in sorted((out.get("op_ns") or {}).items())]
+                log("  %s" % (out.get("error") or "%d ops timed, %d library calls, %.2f ms in all" % (
+                    len(out.get("op_ns") or {}), len(out.get("library_calls") or {}),
+                    sum((out.get("op_ns") or {}).values()) * 1e-6)))
+                save()
             got = [r["results"] for r in m["runs"] if r.get("results")]
             m["gpu_plans_identical"] = all(g == got[0] for g in got) if got else None
             for r in m["runs"]:
@@ -448,10 +668,31 @@ def main(argv):
                     if pt and r.get("step_seconds"):
                         r["ratio_pytorch"] = r["step_seconds"] / pt
                 save()
+            # 3. Every distinct library call of the profiles, alone, as PyTorch
+            # makes it (cuDNN with its own algorithm search: benchmark mode).
+            if te and not a.no_library_alone:
+                torch.backends.cudnn.benchmark = True
+                for m in res["models"]:
+                    calls = sorted({o["library"] for o in m.get("profile_ops", [])
+                                    if o.get("library")})
+                    alone = m["library_alone"] = {}
+                    log("%s: %d library calls alone" % (m["model"], len(calls)))
+                    for text in calls:
+                        if a.deadline - (time.monotonic() - START) < 5:
+                            alone[text] = {"error": "skipped: deadline"}
+                            continue
+                        key = " ".join(w for w in text.split()
+                                       if not w.startswith(("algo", "workspace", "library")))
+                        try:
+                            alone[text] = time_library_call(torch, key, a.lib_repeat)
+                        except Exception as e:  # noqa: BLE001
+                            alone[text] = {"error": "%s: %s" % (type(e).__name__, str(e)[:200])}
+                    save()
     finally:
         shutil.rmtree(work, ignore_errors=True)
         save()
     print_table(res)
+    print(profile_tables(res))
     log("wrote %s" % out_path)
     return 0
 

@@ -472,8 +472,16 @@ extern "C" void remat_lib_contraction(const int64_t *encoded, void *in0,
   std::string error;
   if (!ContractionDesc::decode(encoded, desc, error))
     fatal("remat_lib_contraction: " + error);
-  if (desc.kind == OpKind::Gemm)
+  if (desc.kind == OpKind::Gemm) {
+    traceLibraryCall(desc.describe() + " library=cublas workspace_bytes=" +
+                     std::to_string(workspaceBytes));
     runGemm(desc, in0, in1, out, workspace, workspaceBytes);
-  else
-    runConv(desc, convPlan(desc, workspaceBytes), in0, in1, out, workspace);
+    return;
+  }
+  const ConvPlan &plan = convPlan(desc, workspaceBytes);
+  traceLibraryCall(desc.describe() + " library=cudnn algo=" +
+                   std::to_string(plan.algo) + " algo_workspace_bytes=" +
+                   std::to_string(plan.algoBytes) + " workspace_bytes=" +
+                   std::to_string(workspaceBytes));
+  runConv(desc, plan, in0, in1, out, workspace);
 }

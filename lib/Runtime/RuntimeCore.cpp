@@ -15,6 +15,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
+#include <utility>
 #include <type_traits>
 
 using namespace remat::rt;
@@ -130,6 +132,11 @@ void Counters::opBegin(int64_t id) {
   std::lock_guard<std::mutex> lock(mutex);
   timedOp = id;
   opStart = now;
+}
+
+int64_t Counters::timedOpId() {
+  std::lock_guard<std::mutex> lock(mutex);
+  return timedOp;
 }
 
 void Counters::opEnd(int64_t id) {
@@ -248,6 +255,24 @@ void Counters::printReport(bool withStepTime) {
 Counters &remat::rt::counters() {
   static Counters *c = new Counters();
   return *c;
+}
+
+void remat::rt::traceLibraryCall(const std::string &call) {
+  static const bool enabled = [] {
+    const char *env = std::getenv("REMAT_LIB_TRACE");
+    return env && *env && std::strcmp(env, "0") != 0;
+  }();
+  if (!enabled)
+    return;
+  int64_t op = counters().timedOpId();
+  static std::mutex mutex;
+  static std::set<std::pair<int64_t, std::string>> said;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!said.emplace(op, call).second)
+    return;
+  std::fprintf(stderr, "remat-library: op=%" PRId64 " %s\n", op,
+               call.c_str());
+  std::fflush(stderr);
 }
 
 std::string remat::rt::pointerText(const void *ptr) {

@@ -100,6 +100,8 @@ public:
   /// window; each closed window keeps its own totals.
   void opBegin(int64_t id);
   void opEnd(int64_t id);
+  /// The op being timed now, -1 outside a timer.
+  int64_t timedOpId();
 
   /// The simulator's figures, printed by `printReport` (-1: unknown).
   void setPrediction(int64_t predictedPeakBytes, int64_t fixedBytes);
@@ -206,6 +208,14 @@ inline const int64_t *descriptorSizes(const void *descriptor) {
 /// CUDA runtime synchronizes the device, so that the window's time and bytes
 /// are the step's; nothing on the CPU.
 void beforeStepEdge();
+
+/// REMAT_LIB_TRACE set: one line on stderr per library call site,
+///   remat-library: op=<id> <call>
+/// where <id> is the op being timed (remat-run --profile-costs) or -1, and
+/// <call> says what ran (the descriptor, the algorithm, the workspace).
+/// Said once per (op, call): a profile's op ids then name the library calls
+/// they timed.
+void traceLibraryCall(const std::string &call);
 
 /// The memory the process holds now: the resident set on the CPU
 /// (/proc/self/statm, getrusage's high-water mark), the device memory in use

@@ -191,6 +191,7 @@ LogicalResult wrapMain(ModuleOp module, std::optional<int64_t> predicted,
 llvm::cl::OptionCategory &remat_run::gpuOptionCategory() { return category(); }
 
 bool remat_run::targetIsGpu() { return target == Target::Gpu; }
+bool remat_run::gpuCompileOnlyRequested() { return gpuCompileOnly; }
 
 std::string remat_run::checkGpuOptions() {
   // The bound of remat-map-parallel-loops-to-gpu (threads per block).

@@ -27,6 +27,8 @@ namespace remat_run {
 llvm::cl::OptionCategory &gpuOptionCategory();
 /// Whether --target=gpu was given.
 bool targetIsGpu();
+/// Whether --gpu-compile-only was given (the executable is built, not run).
+bool gpuCompileOnlyRequested();
 /// The range checks of the numeric GPU options (--gpu-block-size in
 /// [1, 1024]): an error message, or empty.
 std::string checkGpuOptions();

@@ -103,7 +103,10 @@ cl::opt<std::string> profileCosts(
     "profile-costs",
     cl::desc("Time every op of the step as written (solver none) on the "
              "target and write the input with the measured nanoseconds as "
-             "each op's remat.cost to this file (use with --repeat)"),
+             "each op's remat.cost to this file (use with --repeat); with "
+             "--gpu-compile-only, the input with its ops numbered "
+             "(remat.profile_id) that the executable's 'remat-profile:' "
+             "lines name"),
     cl::value_desc("file"), cl::init(""), cl::cat(category));
 cl::opt<bool> printIR("print-ir",
                       cl::desc("Print the rematerialised module (tensors, "
@@ -339,6 +342,18 @@ int main(int argc, char **argv) {
                           ownSteps, report);
   if (rc != 0 || !profiled)
     return rc;
+  // Built to run elsewhere: the input with its ops numbered, so that the
+  // executable's `remat-profile: op=<id> ns=<ns>` lines can be read back.
+  if (remat_run::targetIsGpu() && remat_run::gpuCompileOnlyRequested()) {
+    if (std::string error = remat_run::writeModule(*profiled, profileCosts);
+        !error.empty())
+      return fail(error);
+    llvm::errs() << "remat-run: wrote '" << profileCosts
+                 << "': the step's ops numbered (remat.profile_id); the "
+                    "executable prints 'remat-profile: op=<id> ns=<ns>' "
+                    "for each\n";
+    return 0;
+  }
   if (report.opNs.empty())
     return fail("--profile-costs: the program timed no op (no measured "
                 "window ran the step?)");

@@ -100,14 +100,25 @@ struct ContractionDesc {
   /// dst: (image, channel of G*OC, spatial...).
   int64_t dstStrides[2 + kMaxSpatial] = {0, 0, 0, 0, 0};
 
-  /// Multiply-adds of the contraction (its FLOPs are twice this).
+  /// Multiply-adds of the contraction (its FLOPs are twice this): per
+  /// spatial dimension, the (output position, tap) pairs that read the
+  /// input rather than its padding (a backward data matched from a flipped
+  /// kernel is described with padding (K-1)*dilation, most of whose taps
+  /// read zeros).
   double multiplyAdds() const {
     if (kind == OpKind::Gemm)
       return double(batch) * double(m) * double(n) * double(k);
     double macs = double(images) * double(groups) * double(inChannels) *
                   double(outChannels);
-    for (int64_t s = 0; s < spatialRank; ++s)
-      macs *= double(dstSize[s]) * double(kernelSize[s]);
+    for (int64_t s = 0; s < spatialRank; ++s) {
+      int64_t pairs = 0;
+      for (int64_t tap = 0; tap < kernelSize[s]; ++tap)
+        for (int64_t o = 0; o < dstSize[s]; ++o) {
+          int64_t at = o * stride[s] + tap * dilation[s] - padBegin[s];
+          pairs += at >= 0 && at < srcSize[s];
+        }
+      macs *= double(pairs);
+    }
     return macs;
   }
 
