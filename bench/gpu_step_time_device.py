@@ -6,7 +6,8 @@ cuBLAS / cuDNN pip packages):
 
   python3 DIR/gpu_step_time_device.py DIR [--out FILE] [--models M1,M2]
       [--timeout 60] [--deadline 270] [--pt-repeat 20] [--pt-warmup 3]
-      [--no-pytorch] [--tf32]
+      [--no-pytorch] [--tf32] [--lib-repeat 10] [--no-library-alone]
+  python3 DIR/gpu_step_time_device.py --from-json FILE   (the tables again)
 
 DIR holds manifest.json, the gzipped executables (one per model and plan),
 each model's CPU `result:` lines (M.cpu_results.txt), torch_export.py with its
@@ -20,6 +21,17 @@ windows after the first), measured and predicted device peak. Then PyTorch
 eager on the GPU: the same model, inputs and loss (built by the copied
 torch_export.py), forward + backward, median of --pt-repeat steps after
 --pt-warmup, TF32 off unless --tf32 (our contractions run in FMA f32).
+A manifest run may name environment variables for its executable ("env",
+e.g. REMAT_CUDNN_ALGO=heuristic: the same executable, another choice).
+
+Where the manifest has a model's per-op profile (`--gpu-profile`: M.profile
+executable and M.profile_ops.json), it runs with REMAT_LIB_TRACE=1: each op's
+device time (`remat-profile:` lines, the median of the windows after the
+first) and the library call it made; the tables give the time, FLOPs and
+TFLOP/s per op class. Then every distinct library call of the profiles is
+made alone through PyTorch (cuDNN in benchmark mode, i.e. the fastest
+algorithm PyTorch's search finds; cuBLAS), timed the way the profile times
+ours (each call between two synchronisations) and between CUDA events.
 
 Writes FILE (default DIR/device_results.json) and prints a table. Stops
 starting new work after --deadline seconds. A benchmark: exits 0 unless its
@@ -589,7 +601,7 @@ def main(argv):
             for run in mm.get("runs", []):
                 r = {k: run.get(k) for k in ("plan", "solver", "budget_used", "fallback",
                                              "solver_chosen", "predicted_cost",
-                                             "predicted_overhead")}
+                                             "predicted_overhead", "env")}
                 r["predicted_peak_bytes_build"] = run.get("predicted_peak_bytes")
                 m["runs"].append(r)
                 if not run.get("exe"):
@@ -600,7 +612,10 @@ def main(argv):
                     r["error"] = "skipped: deadline"
                     continue
                 log("%s %s" % (mm["model"], run["plan"]))
-                out = run_executable(os.path.join(a.dir, run["exe"]), work, env,
+                # A run may set environment variables of the runtime (e.g.
+                # REMAT_CUDNN_ALGO=heuristic) for the same executable.
+                out = run_executable(os.path.join(a.dir, run["exe"]), work,
+                                     dict(env, **(run.get("env") or {})),
                                      int(min(a.timeout, left)))
                 results = out.pop("results")
                 r.update(out)
@@ -637,8 +652,8 @@ def main(argv):
                 save()
             got = [r["results"] for r in m["runs"] if r.get("results")]
             m["gpu_plans_identical"] = all(g == got[0] for g in got) if got else None
-            for r in m["runs"]:
-                r.pop("results", None)
+            # Kept (the printed lines, a few hundred per run): judged later
+            # against PyTorch's float64 reference (python/remat/compare_numbers.py).
         # 2. PyTorch eager on the GPU.
         if not a.no_pytorch:
             try:

@@ -48,6 +48,7 @@ if getattr(config, "remat_cuda_toolkit", "") and os.access(_ptxas, os.X_OK):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", _ptxas))
 config.substitutions.append(("%host_cc", getattr(config, "host_cc", "cc")))
+config.substitutions.append(("%host_cxx", getattr(config, "host_cxx", "c++")))
 config.substitutions.append(("%remat_lib_dir", config.remat_lib_dir))
 
 # Integration (test/Integration): install this build tree and build an

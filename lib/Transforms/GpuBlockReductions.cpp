@@ -21,6 +21,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <limits>
 
@@ -35,7 +36,7 @@ using namespace mlir;
 
 namespace {
 
-/// The combiner of an op's only output: its kind and identity.
+/// The combiner of one output: its kind and identity.
 struct Combiner {
   Operation *op = nullptr;
   /// The combiner's operand that is not the output's old value.
@@ -44,15 +45,16 @@ struct Combiner {
   TypedAttr identity;
 };
 
-std::optional<Combiner> matchCombiner(linalg::GenericOp op) {
-  if (op.getNumDpsInits() != 1 || op.getNumResults() != 0)
-    return std::nullopt;
+/// The combiner of output `i`: `yield[i] = combine(out_i, contribution)`,
+/// `out_i` read by the combiner only and the combiner's result only yielded.
+std::optional<Combiner> matchCombiner(linalg::GenericOp op, unsigned i) {
   Block *body = op.getBody();
-  BlockArgument out = body->getArgument(op.getNumDpsInputs());
+  BlockArgument out = body->getArgument(op.getNumDpsInputs() + i);
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  Operation *def = yield.getOperand(0).getDefiningOp();
-  if (!def || def->getNumOperands() != 2 || !out.hasOneUse() ||
-      *out.getUsers().begin() != def)
+  Operation *def = yield.getOperand(i).getDefiningOp();
+  if (!def || def->getBlock() != body || def->getNumOperands() != 2 ||
+      def->getNumResults() != 1 || !def->getResult(0).hasOneUse() ||
+      !out.hasOneUse() || *out.getUsers().begin() != def)
     return std::nullopt;
   Combiner c;
   c.op = def;
@@ -96,6 +98,21 @@ std::optional<Combiner> matchCombiner(linalg::GenericOp op) {
   return c;
 }
 
+/// Every output's combiner (a normalisation's gradient sums two, a loss its
+/// sum and its count), or none when one output has none.
+std::optional<SmallVector<Combiner>> matchCombiners(linalg::GenericOp op) {
+  if (op.getNumDpsInits() < 1 || op.getNumResults() != 0)
+    return std::nullopt;
+  SmallVector<Combiner> combiners;
+  for (unsigned i = 0, e = op.getNumDpsInits(); i < e; ++i) {
+    std::optional<Combiner> c = matchCombiner(op, i);
+    if (!c)
+      return std::nullopt;
+    combiners.push_back(*c);
+  }
+  return combiners;
+}
+
 struct RematGpuBlockReductionsPass
     : remat::impl::RematGpuBlockReductionsPassBase<
           RematGpuBlockReductionsPass> {
@@ -120,8 +137,8 @@ struct RematGpuBlockReductionsPass
 
   /// Replaces `op` by its block-reduction launch when it qualifies.
   void rewrite(IRRewriter &rewriter, linalg::GenericOp op) {
-    std::optional<Combiner> combiner = matchCombiner(op);
-    if (!combiner)
+    std::optional<SmallVector<Combiner>> combiners = matchCombiners(op);
+    if (!combiners)
       return;
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     if (llvm::any_of(ranges, ShapedType::isDynamic))
@@ -134,7 +151,12 @@ struct RematGpuBlockReductionsPass
       outputs *= ranges[l];
     for (unsigned l : reduced)
       terms *= ranges[l];
-    if (reduced.empty() || terms < minReduction || outputs < 1 ||
+    // Long reductions get a block; so do shorter ones with few outputs, where
+    // one thread per output would leave the GPU nearly idle (a layer
+    // normalisation's 256 terms for each of 128 tokens).
+    bool longEnough = terms >= minReduction ||
+                      (outputs < fewOutputs && terms >= minFewOutputsReduction);
+    if (reduced.empty() || !longEnough || outputs < 1 ||
         outputs > std::numeric_limits<int32_t>::max())
       return;
     // Every input a buffer (scalars are passed as they are) with a linear
@@ -164,13 +186,15 @@ struct RematGpuBlockReductionsPass
       rest = arith::DivUIOp::create(rewriter, loc, rest, r);
     }
 
-    Type type = combiner->identity.getType();
-    Value identity =
-        arith::ConstantOp::create(rewriter, loc, combiner->identity);
+    SmallVector<Value> identities;
+    for (const Combiner &c : *combiners)
+      identities.push_back(arith::ConstantOp::create(rewriter, loc, c.identity));
     Block *opBody = op.getBody();
+    llvm::SmallPtrSet<Operation *, 4> combinerOps;
+    for (const Combiner &c : *combiners)
+      combinerOps.insert(c.op);
     auto forOp = scf::ForOp::create(
-        rewriter, loc, threadId, inner(terms), inner(blockSize),
-        ValueRange{identity},
+        rewriter, loc, threadId, inner(terms), inner(blockSize), identities,
         [&](OpBuilder &b, Location l, Value linear, ValueRange acc) {
           SmallVector<Value> indices = loops;
           Value left = linear;
@@ -179,7 +203,7 @@ struct RematGpuBlockReductionsPass
             indices[r] = arith::RemUIOp::create(b, l, left, size);
             left = arith::DivUIOp::create(b, l, left, size);
           }
-          // The body on the loaded elements, up to the contribution.
+          // The body on the loaded elements, up to the contributions.
           IRMapping map;
           for (OpOperand *input : op.getDpsInputOperands()) {
             Value v = input->get();
@@ -196,7 +220,7 @@ struct RematGpuBlockReductionsPass
             map.map(arg, memref::LoadOp::create(b, l, v, at));
           }
           for (Operation &bodyOp : opBody->without_terminator()) {
-            if (&bodyOp == combiner->op)
+            if (combinerOps.contains(&bodyOp))
               continue;
             if (auto idx = dyn_cast<linalg::IndexOp>(bodyOp)) {
               map.map(idx.getResult(), indices[idx.getDim()]);
@@ -204,39 +228,47 @@ struct RematGpuBlockReductionsPass
             }
             b.clone(bodyOp, map);
           }
-          Operation *combined = b.clone(*combiner->op, map);
-          combined->setOperands(
-              ValueRange{acc[0], map.lookupOrDefault(combiner->contribution)});
-          scf::YieldOp::create(b, l, combined->getResult(0));
+          SmallVector<Value> next;
+          for (auto [c, partial] : llvm::zip(*combiners, acc)) {
+            Operation *combined = b.clone(*c.op, map);
+            combined->setOperands(
+                ValueRange{partial, map.lookupOrDefault(c.contribution)});
+            next.push_back(combined->getResult(0));
+          }
+          scf::YieldOp::create(b, l, next);
         });
-    Value partial = forOp.getResult(0);
-    Value total = gpu::AllReduceOp::create(
-        rewriter, loc, type, partial,
-        gpu::AllReduceOperationAttr::get(rewriter.getContext(),
-                                         combiner->kind),
-        /*uniform=*/true);
-    // Thread 0 combines the block's result into the output.
+    // One tree per output; thread 0 combines each block's result into its
+    // output.
+    SmallVector<Value> totals;
+    for (auto [c, partial] : llvm::zip(*combiners, forOp.getResults()))
+      totals.push_back(gpu::AllReduceOp::create(
+          rewriter, loc, c.identity.getType(), partial,
+          gpu::AllReduceOperationAttr::get(rewriter.getContext(), c.kind),
+          /*uniform=*/true));
     Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
                                         threadId, inner(0));
     auto ifOp = scf::IfOp::create(rewriter, loc, first, /*withElse=*/false);
     rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    OpOperand *init = op.getDpsInitOperand(0);
-    AffineMap outMap = op.getMatchingIndexingMap(init);
-    // The output's map reads the parallel loops only: the reduced ones are
+    // The outputs' maps read the parallel loops only: the reduced ones are
     // given 0.
     SmallVector<Value> outLoops = loops;
     for (unsigned r : reduced)
       outLoops[r] = inner(0);
-    SmallVector<Value> at;
-    for (AffineExpr e : outMap.getResults())
-      at.push_back(affine::AffineApplyOp::create(
-          rewriter, loc, AffineMap::get(outMap.getNumDims(), 0, e), outLoops));
-    Value old = memref::LoadOp::create(rewriter, loc, init->get(), at);
-    IRMapping finalMap;
-    Operation *result = rewriter.clone(*combiner->op, finalMap);
-    result->setOperands(ValueRange{old, total});
-    memref::StoreOp::create(rewriter, loc, result->getResult(0), init->get(),
-                            at);
+    for (auto [i, c] : llvm::enumerate(*combiners)) {
+      OpOperand *init = op.getDpsInitOperand(i);
+      AffineMap outMap = op.getMatchingIndexingMap(init);
+      SmallVector<Value> at;
+      for (AffineExpr e : outMap.getResults())
+        at.push_back(affine::AffineApplyOp::create(
+            rewriter, loc, AffineMap::get(outMap.getNumDims(), 0, e),
+            outLoops));
+      Value old = memref::LoadOp::create(rewriter, loc, init->get(), at);
+      IRMapping finalMap;
+      Operation *result = rewriter.clone(*c.op, finalMap);
+      result->setOperands(ValueRange{old, totals[i]});
+      memref::StoreOp::create(rewriter, loc, result->getResult(0), init->get(),
+                              at);
+    }
     rewriter.setInsertionPointToEnd(&body);
     gpu::TerminatorOp::create(rewriter, loc);
     LLVM_DEBUG(llvm::dbgs() << getArgument() << ": " << loc << ": " << outputs

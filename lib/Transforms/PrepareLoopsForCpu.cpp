@@ -83,14 +83,10 @@ SmallVector<arith::AddFOp> addCombiners(linalg::GenericOp op) {
 
 /// The float constant `v` is (a scalar, or a splat of one), if it is one.
 std::optional<APFloat> floatConstant(Value v) {
-  Attribute attr;
-  if (!matchPattern(v, m_Constant(&attr)))
+  APFloat value(APFloat::Bogus());
+  if (!matchPattern(v, m_ConstantFloat(&value)))
     return std::nullopt;
-  if (auto splat = dyn_cast<SplatElementsAttr>(attr))
-    attr = splat.getSplatValue<Attribute>();
-  if (auto f = dyn_cast<FloatAttr>(attr))
-    return f.getValue();
-  return std::nullopt;
+  return value;
 }
 
 /// `arith.maximumf` / `arith.minimumf` as compares and selects that give the

@@ -748,11 +748,15 @@ def RematGpuBlockReductionsPass
     Runs on buffers in the GPU lowering (`kernels=library`), before
     `remat-prepare-linalg-for-gpu`. A linalg op with at least
     `min-reduction` iterations to reduce per output element (the sums of a
-    normalisation, a loss, a weight gradient left to loops) would otherwise
+    normalisation, a loss, a weight gradient left to loops) - or at least
+    `min-few-outputs-reduction` when it has fewer than `few-outputs` output
+    elements - would otherwise
     run one thread per output element, the reduction serial in the thread,
-    and a full reduction in one thread. Such an op whose body is
-    `out = combine(out, f(inputs))` (combine: addf, mulf, maximumf, maxnumf,
-    minimumf, minnumf, addi, muli; `out` read nowhere else) becomes a
+    and a full reduction in one thread. Such an op whose body yields, for
+    every output, `out = combine(out, f(inputs))` (combine: addf, mulf,
+    maximumf, maxnumf, minimumf, minnumf, addi, muli; `out` read nowhere
+    else, the combined value only yielded; several outputs - a batch norm's
+    two gradient sums, a loss and its count - each get their own) becomes a
     `gpu.launch` of one block of `block-size` threads per output element:
     each thread combines a strided share of the reduction domain from the
     combiner's identity, `gpu.all_reduce` combines the threads' partial
@@ -763,6 +767,13 @@ def RematGpuBlockReductionsPass
   let options = [
     Option<"minReduction", "min-reduction", "int64_t", /*default=*/"512",
            "Fewest reduced iterations per output element for a block">,
+    Option<"fewOutputs", "few-outputs", "int64_t", /*default=*/"8192",
+           "Below this many output elements, one thread each leaves the GPU "
+           "nearly idle: min-few-outputs-reduction terms suffice for a block">,
+    Option<"minFewOutputsReduction", "min-few-outputs-reduction", "int64_t",
+           /*default=*/"64",
+           "Fewest reduced iterations per output element for a block when "
+           "there are fewer than few-outputs output elements">,
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "Threads per block">,
   ];

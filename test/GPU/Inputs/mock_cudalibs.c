@@ -12,6 +12,7 @@
  * At exit:
  *   mock-cublas: handles=H gemms=G workspace_max=W
  *   mock-cudnn: handles=H forward=F backward_data=D backward_filter=B
+ *     searches=S (measured algorithm searches, cudnnFind*AlgorithmEx)
  * and a misuse prints `mock-cudnn: error: ...` (or cublas) and exits 4.
  */
 #include <stddef.h>
@@ -79,15 +80,36 @@ static void checkGemm(void *handle, int opA, int opB, int m, int n, int k,
   ++gemms;
 }
 
+/* MOCK_CUBLAS_COMPUTE=1: the products are computed (column-major, as
+ * cuBLAS defines them) on the pointers as host memory - the mock driver's
+ * device memory is host memory - so that a test can check how the runtime
+ * maps a contraction onto a gemm. */
+#define GEMM_BODY                                                              \
+  checkGemm(handle, opA, opB, m, n, k, lda, ldb, ldc, batch);                  \
+  if (!getenv("MOCK_CUBLAS_COMPUTE"))                                          \
+    return 0;                                                                  \
+  for (int q = 0; q < batch; ++q)                                              \
+    for (int j = 0; j < n; ++j)                                                \
+      for (int i = 0; i < m; ++i) {                                            \
+        double sum = 0;                                                        \
+        for (int l = 0; l < k; ++l) {                                          \
+          double x = opA == 0 ? a[q * sa + i + (long long)l * lda]             \
+                              : a[q * sa + l + (long long)i * lda];            \
+          double y = opB == 0 ? b[q * sb + l + (long long)j * ldb]             \
+                              : b[q * sb + j + (long long)l * ldb];            \
+          sum += x * y;                                                        \
+        }                                                                      \
+        long long at = q * sc + i + (long long)j * ldc;                        \
+        c[at] = *alpha * sum + (*beta != 0 ? *beta * c[at] : 0);               \
+      }                                                                        \
+  return 0;
+
 int cublasSgemmStridedBatched(void *handle, int opA, int opB, int m, int n,
                               int k, const float *alpha, const float *a,
                               int lda, long long sa, const float *b, int ldb,
                               long long sb, const float *beta, float *c,
                               int ldc, long long sc, int batch) {
-  (void)alpha, (void)a, (void)sa, (void)b, (void)sb, (void)beta, (void)c,
-      (void)sc;
-  checkGemm(handle, opA, opB, m, n, k, lda, ldb, ldc, batch);
-  return 0;
+  GEMM_BODY
 }
 
 int cublasDgemmStridedBatched(void *handle, int opA, int opB, int m, int n,
@@ -95,17 +117,14 @@ int cublasDgemmStridedBatched(void *handle, int opA, int opB, int m, int n,
                               int lda, long long sa, const double *b, int ldb,
                               long long sb, const double *beta, double *c,
                               int ldc, long long sc, int batch) {
-  (void)alpha, (void)a, (void)sa, (void)b, (void)sb, (void)beta, (void)c,
-      (void)sc;
-  checkGemm(handle, opA, opB, m, n, k, lda, ldb, ldc, batch);
-  return 0;
+  GEMM_BODY
 }
 
 #endif /* MOCK_CUBLAS */
 
 #ifdef MOCK_CUDNN
 
-static long handles, forward, backwardData, backwardFilter;
+static long handles, forward, backwardData, backwardFilter, searches;
 static int created;
 
 __attribute__((destructor)) static void report(void) {
@@ -113,8 +132,8 @@ __attribute__((destructor)) static void report(void) {
     return;
   fflush(stdout);
   printf("mock-cudnn: handles=%ld forward=%ld backward_data=%ld "
-         "backward_filter=%ld\n",
-         handles, forward, backwardData, backwardFilter);
+         "backward_filter=%ld searches=%ld\n",
+         handles, forward, backwardData, backwardFilter, searches);
   fflush(stdout);
 }
 
@@ -284,6 +303,62 @@ int cudnnGetConvolutionBackwardFilterAlgorithm_v7(void *h, void *x, void *dy,
   checkDesc(dy, TENSOR);
   checkDesc(dw, FILTER);
   return perfs(h, x, dy, conv, dw, n, returned, r);
+}
+
+/* The measured search (cudnnFind*AlgorithmEx): on the call's own buffers
+ * and the planned workspace; reports the same two algorithms, fastest
+ * first. */
+static int search(void *h, void *conv, void *a, void *b, void *c, int n,
+                  int *returned, Perf *r, void *ws, size_t bytes) {
+  if (!a || !b || !c)
+    fail("cudnn", "a search on a null buffer");
+  if (bytes && !ws)
+    fail("cudnn", "a search with a null workspace");
+  ++searches;
+  int status = perfs(h, a, b, conv, c, n, returned, r);
+  /* Algorithms that need more workspace than given do not run. */
+  for (int i = 0; i < *returned; ++i)
+    if (r[i].memory > bytes)
+      r[i].status = 2; /* CUDNN_STATUS_ALLOC_FAILED */
+  return status;
+}
+
+int cudnnFindConvolutionForwardAlgorithmEx(void *h, void *x, const void *xp,
+                                           void *w, const void *wp,
+                                           void *conv, void *y, void *yp,
+                                           int n, int *returned, Perf *r,
+                                           void *ws, size_t bytes) {
+  checkDesc(x, TENSOR);
+  checkDesc(w, FILTER);
+  checkDesc(y, TENSOR);
+  return search(h, conv, (void *)xp, (void *)wp, yp, n, returned, r, ws,
+                bytes);
+}
+
+int cudnnFindConvolutionBackwardDataAlgorithmEx(void *h, void *w,
+                                                const void *wp, void *dy,
+                                                const void *dyp, void *conv,
+                                                void *dx, void *dxp, int n,
+                                                int *returned, Perf *r,
+                                                void *ws, size_t bytes) {
+  checkDesc(w, FILTER);
+  checkDesc(dy, TENSOR);
+  checkDesc(dx, TENSOR);
+  return search(h, conv, (void *)wp, (void *)dyp, dxp, n, returned, r, ws,
+                bytes);
+}
+
+int cudnnFindConvolutionBackwardFilterAlgorithmEx(void *h, void *x,
+                                                  const void *xp, void *dy,
+                                                  const void *dyp, void *conv,
+                                                  void *dw, void *dwp, int n,
+                                                  int *returned, Perf *r,
+                                                  void *ws, size_t bytes) {
+  checkDesc(x, TENSOR);
+  checkDesc(dy, TENSOR);
+  checkDesc(dw, FILTER);
+  return search(h, conv, (void *)xp, (void *)dyp, dwp, n, returned, r, ws,
+                bytes);
 }
 
 static void checkRun(void *handle, void *conv, int algo, void *workspace,
