@@ -165,26 +165,28 @@ struct Cudnn {
   }
 };
 
-/// How a convolution's algorithm is chosen (REMAT_CUDNN_ALGO): `measure`
-/// (the default) times, at the call's first run, every algorithm that fits
+/// How a convolution's algorithm is chosen (REMAT_CUDNN_ALGO): `heuristic`
+/// (the default) takes cuDNN's heuristic ranking (cudnnGet*Algorithm_v7)
+/// without running anything: the same algorithm in every run, so the same
+/// bits. `measure` times, at the call's first run, every algorithm that fits
 /// the planned workspace on the call's own operands (cudnnFind*AlgorithmEx,
 /// which allocates nothing: its workspace is the plan's) and takes the
-/// fastest, as PyTorch's benchmark mode does; `heuristic` takes cuDNN's
-/// heuristic ranking (cudnnGet*Algorithm_v7) without running anything, the
-/// same algorithm in every run. A call that accumulates into its output is
-/// never measured (the search overwrites the output): heuristics.
-/// Measured on an H100 (resnet50 at batch 4, 64x64): the heuristics chose
-/// IMPLICIT_PRECOMP_GEMM for every forward convolution, 2.9x slower than
-/// what PyTorch's search found for the same calls.
+/// fastest, as PyTorch's benchmark mode does; a call that accumulates into
+/// its output is never measured (the search overwrites the output).
+/// Measured on an H100 (docs/gpu.md, third device session): measuring made
+/// the steps 1.1-1.6x faster while the 1x1 convolutions were cuDNN's (the
+/// heuristics took IMPLICIT_PRECOMP_GEMM for all of them); with those on
+/// cuBLAS (pointwiseConvAsGemm) the two choices gave the same step times
+/// within the run-to-run spread, and the heuristic one is reproducible.
 bool measureAlgorithms() {
   static const bool measure = [] {
     const char *env = std::getenv("REMAT_CUDNN_ALGO");
-    if (!env || !*env || std::strcmp(env, "measure") == 0)
-      return true;
-    if (std::strcmp(env, "heuristic") == 0)
+    if (!env || !*env || std::strcmp(env, "heuristic") == 0)
       return false;
+    if (std::strcmp(env, "measure") == 0)
+      return true;
     fatal(std::string("REMAT_CUDNN_ALGO=") + env +
-          ": expected 'measure' or 'heuristic'");
+          ": expected 'heuristic' or 'measure'");
   }();
   return measure;
 }
