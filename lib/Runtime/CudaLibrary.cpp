@@ -32,9 +32,9 @@
 #include <cudnn.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -218,8 +218,57 @@ bool columnMajorView(int64_t rows, int64_t cols, int64_t rs, int64_t cs,
   return false;
 }
 
+/// How cuBLAS computes a Gemm descriptor: column-major C (m x n) = A B, or,
+/// for a row-major C, C^T = B^T A^T; the first and second factors as cuBLAS
+/// sees them (`swapped`: B first), their operations, leading dimensions and
+/// batch strides. `ok` is false when a matrix has no unit stride (cuBLAS
+/// cannot take it).
+struct GemmLayout {
+  bool ok = false;
+  bool swapped = false;
+  int64_t rows = 0, cols = 0, ldc = 0;
+  cublasOperation_t opX = CUBLAS_OP_N, opY = CUBLAS_OP_N;
+  int64_t ldx = 0, ldy = 0, strideX = 0, strideY = 0;
+};
+
+GemmLayout gemmLayout(const ContractionDesc &d) {
+  GemmLayout l;
+  bool cColumnMajor = d.m == 1 || d.cStrides[1] == 1;
+  bool cRowMajor = d.n == 1 || d.cStrides[2] == 1;
+  if (!cColumnMajor && !cRowMajor)
+    return l;
+  l.swapped = !cColumnMajor;
+  l.rows = cColumnMajor ? d.m : d.n;
+  l.cols = cColumnMajor ? d.n : d.m;
+  l.ldc = cColumnMajor ? (d.n == 1 ? std::max<int64_t>(1, d.m)
+                                   : std::max(d.cStrides[2], d.m))
+                       : (d.m == 1 ? std::max<int64_t>(1, d.n)
+                                   : std::max(d.cStrides[1], d.n));
+  if (cColumnMajor) {
+    l.ok = columnMajorView(d.m, d.k, d.aStrides[1], d.aStrides[2], l.opX,
+                           l.ldx) &&
+           columnMajorView(d.k, d.n, d.bStrides[1], d.bStrides[2], l.opY,
+                           l.ldy);
+    l.strideX = d.aStrides[0];
+    l.strideY = d.bStrides[0];
+  } else {
+    // B^T is n x k with strides (bn, bk); A^T is k x m with (ak, am).
+    l.ok = columnMajorView(d.n, d.k, d.bStrides[2], d.bStrides[1], l.opX,
+                           l.ldx) &&
+           columnMajorView(d.k, d.m, d.aStrides[2], d.aStrides[1], l.opY,
+                           l.ldy);
+    l.strideX = d.bStrides[0];
+    l.strideY = d.aStrides[0];
+  }
+  return l;
+}
+
 void runGemm(const ContractionDesc &d, void *a, void *b, void *c,
              void *workspace, int64_t workspaceBytes) {
+  GemmLayout l = gemmLayout(d);
+  if (!l.ok)
+    fatal("remat_lib_contraction: " + d.describe() +
+          ": a matrix cuBLAS cannot take (no unit stride)");
   Cublas &blas = Cublas::get();
   CUstream stream = rematProgramStream();
   blas.setStream(blas.handle, reinterpret_cast<cudaStream_t>(stream));
@@ -228,48 +277,24 @@ void runGemm(const ContractionDesc &d, void *a, void *b, void *c,
                                            static_cast<size_t>(workspaceBytes));
       s != CUBLAS_STATUS_SUCCESS)
     fatal("cublasSetWorkspace failed with status " + std::to_string(int(s)));
-  // Column-major C (m x n) = A B, or, for a row-major C, C^T = B^T A^T.
-  bool cColumnMajor = d.m == 1 || d.cStrides[1] == 1;
-  int64_t rows = cColumnMajor ? d.m : d.n, cols = cColumnMajor ? d.n : d.m;
-  int64_t ldc = cColumnMajor ? (d.n == 1 ? std::max<int64_t>(1, d.m)
-                                         : std::max(d.cStrides[2], d.m))
-                             : (d.m == 1 ? std::max<int64_t>(1, d.n)
-                                         : std::max(d.cStrides[1], d.n));
-  // First and second factor as cuBLAS sees them.
-  void *x = cColumnMajor ? a : b, *y = cColumnMajor ? b : a;
-  cublasOperation_t opX, opY;
-  int64_t ldx, ldy, strideX, strideY;
-  bool ok;
-  if (cColumnMajor) {
-    ok = columnMajorView(d.m, d.k, d.aStrides[1], d.aStrides[2], opX, ldx) &&
-         columnMajorView(d.k, d.n, d.bStrides[1], d.bStrides[2], opY, ldy);
-    strideX = d.aStrides[0];
-    strideY = d.bStrides[0];
-  } else {
-    // B^T is n x k with strides (bn, bk); A^T is k x m with (ak, am).
-    ok = columnMajorView(d.n, d.k, d.bStrides[2], d.bStrides[1], opX, ldx) &&
-         columnMajorView(d.k, d.m, d.aStrides[2], d.aStrides[1], opY, ldy);
-    strideX = d.bStrides[0];
-    strideY = d.aStrides[0];
-  }
-  if (!ok)
-    fatal("remat_lib_contraction: " + d.describe() +
-          ": a matrix cuBLAS cannot take (no unit stride)");
+  void *x = l.swapped ? b : a, *y = l.swapped ? a : b;
   int64_t strideC = d.cStrides[0];
   int k = static_cast<int>(d.k);
   cublasStatus_t s;
   if (d.type == ElementType::F32) {
     float alpha = 1.0f, beta = d.accumulate ? 1.0f : 0.0f;
-    s = blas.sgemm(blas.handle, opX, opY, int(rows), int(cols), k, &alpha,
-                   static_cast<const float *>(x), int(ldx), strideX,
-                   static_cast<const float *>(y), int(ldy), strideY, &beta,
-                   static_cast<float *>(c), int(ldc), strideC, int(d.batch));
+    s = blas.sgemm(blas.handle, l.opX, l.opY, int(l.rows), int(l.cols), k,
+                   &alpha, static_cast<const float *>(x), int(l.ldx),
+                   l.strideX, static_cast<const float *>(y), int(l.ldy),
+                   l.strideY, &beta, static_cast<float *>(c), int(l.ldc),
+                   strideC, int(d.batch));
   } else {
     double alpha = 1.0, beta = d.accumulate ? 1.0 : 0.0;
-    s = blas.dgemm(blas.handle, opX, opY, int(rows), int(cols), k, &alpha,
-                   static_cast<const double *>(x), int(ldx), strideX,
-                   static_cast<const double *>(y), int(ldy), strideY, &beta,
-                   static_cast<double *>(c), int(ldc), strideC, int(d.batch));
+    s = blas.dgemm(blas.handle, l.opX, l.opY, int(l.rows), int(l.cols), k,
+                   &alpha, static_cast<const double *>(x), int(l.ldx),
+                   l.strideX, static_cast<const double *>(y), int(l.ldy),
+                   l.strideY, &beta, static_cast<double *>(c), int(l.ldc),
+                   strideC, int(d.batch));
   }
   if (s != CUBLAS_STATUS_SUCCESS)
     fatal("cuBLAS gemm failed for " + d.describe() + " with status " +
@@ -589,7 +614,9 @@ bool pointwiseConvAsGemm(const ContractionDesc &d, ContractionDesc &g) {
     std::copy(b, b + 3, g.bStrides);
     std::copy(c, c + 3, g.cStrides);
   }
-  return true;
+  // Views cuBLAS cannot take (no unit stride in a matrix) stay cuDNN's,
+  // whose tensor descriptors take any strides.
+  return gemmLayout(g).ok;
 }
 
 /// Convolution plans by descriptor and workspace, made once per program.
