@@ -1,7 +1,8 @@
 //===- InstrumentOpTimers.cpp - Time the ops of a step --------------------===//
 //
 // remat-instrument-op-timers (Passes.td): the measurement behind
-// `remat-run --profile-costs`.
+// `remat-run --profile-costs`; remat-apply-profiled-costs: the measured
+// times of a profile run elsewhere (a GPU executable) as the ops' costs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,8 +14,13 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
+#include <set>
+
+#include "llvm/Support/MemoryBuffer.h"
+
 namespace remat {
 #define GEN_PASS_DEF_REMATINSTRUMENTOPTIMERSPASS
+#define GEN_PASS_DEF_REMATAPPLYPROFILEDCOSTSPASS
 #include "remat/Transforms/Passes.h.inc"
 } // namespace remat
 
@@ -74,6 +80,127 @@ struct RematInstrumentOpTimersPass
     }
     LLVM_DEBUG(llvm::dbgs() << "remat-instrument-op-timers: " << timed.size()
                             << " ops timed\n");
+  }
+};
+
+} // namespace
+
+bool remat::parseProfileLines(llvm::StringRef text,
+                              std::map<int64_t, int64_t> &opNs,
+                              std::string &error) {
+  llvm::SmallVector<llvm::StringRef> lines;
+  text.split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    line = line.trim();
+    llvm::StringRef rest = line;
+    if (!rest.consume_front("remat-profile:"))
+      continue;
+    rest = rest.trim();
+    int64_t id = -1, ns = -1;
+    if (!rest.consume_front("op=") ||
+        rest.consumeInteger(10, id) || !rest.consume_front(" ns=") ||
+        rest.consumeInteger(10, ns) || !rest.trim().empty() || id < 0 ||
+        ns < 0) {
+      error = ("a profile line that does not read 'remat-profile: op=<id> "
+               "ns=<ns>': '" + line + "'")
+                  .str();
+      return false;
+    }
+    opNs[id] = ns;
+  }
+  return true;
+}
+
+double remat::applyProfiledCosts(func::FuncOp step,
+                                 const std::map<int64_t, int64_t> &opNs) {
+  Builder b(step.getContext());
+  double total = 0;
+  for (Operation &op : step.getBody().front()) {
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      continue;
+    double ns = 0;
+    if (auto id = op.getAttrOfType<IntegerAttr>(
+            remat::RematDialect::kProfileIdAttr)) {
+      auto it = opNs.find(id.getInt());
+      if (it != opNs.end())
+        ns = static_cast<double>(it->second);
+      op.removeAttr(remat::RematDialect::kProfileIdAttr);
+    }
+    total += ns;
+    op.setAttr(remat::RematDialect::kCostAttr, b.getF64FloatAttr(ns));
+  }
+  return total;
+}
+
+namespace {
+
+struct RematApplyProfiledCostsPass
+    : remat::impl::RematApplyProfiledCostsPassBase<
+          RematApplyProfiledCostsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (profile.empty()) {
+      module.emitError() << getArgument()
+                         << ": no profile given (option profile=<file>)";
+      return signalPassFailure();
+    }
+    auto buffer = llvm::MemoryBuffer::getFile(profile);
+    if (!buffer) {
+      module.emitError() << getArgument() << ": cannot read '" << profile
+                         << "': " << buffer.getError().message();
+      return signalPassFailure();
+    }
+    std::map<int64_t, int64_t> opNs;
+    std::string error;
+    if (!remat::parseProfileLines((*buffer)->getBuffer(), opNs, error)) {
+      module.emitError() << getArgument() << ": '" << profile << "': "
+                         << error;
+      return signalPassFailure();
+    }
+    if (opNs.empty()) {
+      module.emitError() << getArgument() << ": '" << profile
+                         << "' has no 'remat-profile: op=<id> ns=<ns>' line "
+                            "(the output of a profile executable?)";
+      return signalPassFailure();
+    }
+    // The functions whose ops are numbered, and every number they carry.
+    SmallVector<func::FuncOp> numbered;
+    std::set<int64_t> ids;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      bool any = false;
+      func.walk([&](Operation *op) {
+        if (auto id = op->getAttrOfType<IntegerAttr>(
+                remat::RematDialect::kProfileIdAttr)) {
+          ids.insert(id.getInt());
+          any = true;
+        }
+      });
+      if (any)
+        numbered.push_back(func);
+    }
+    if (numbered.empty()) {
+      module.emitError() << getArgument()
+                         << ": no op carries remat.profile_id (apply it to "
+                            "the numbered step that remat-run "
+                            "--profile-costs wrote beside the executable)";
+      return signalPassFailure();
+    }
+    for (auto [id, ns] : opNs)
+      if (!ids.count(id)) {
+        module.emitError() << getArgument() << ": '" << profile
+                           << "' times op " << id
+                           << ", which no op carries: a profile of another "
+                              "numbered step?";
+        return signalPassFailure();
+      }
+    for (func::FuncOp func : numbered) {
+      double total = remat::applyProfiledCosts(func, opNs);
+      LLVM_DEBUG(llvm::dbgs() << getArgument() << ": @" << func.getSymName()
+                              << ": " << total << " ns measured\n");
+      (void)total;
+    }
   }
 };
 

@@ -8,6 +8,7 @@
 
 #include "remat/Dialect/RematDialect.h"
 #include "remat/Transforms/GraphExtraction.h"
+#include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -64,23 +65,7 @@ unsigned remat_run::numberOpsForProfile(func::FuncOp step) {
 
 double remat_run::applyProfiledCosts(func::FuncOp step,
                                      const RuntimeReport &report) {
-  Builder b(step.getContext());
-  double total = 0;
-  for (Operation &op : step.getBody().front()) {
-    if (op.hasTrait<OpTrait::IsTerminator>())
-      continue;
-    double ns = 0;
-    if (auto id = op.getAttrOfType<IntegerAttr>(
-            remat::RematDialect::kProfileIdAttr)) {
-      auto it = report.opNs.find(id.getInt());
-      if (it != report.opNs.end())
-        ns = static_cast<double>(it->second);
-      op.removeAttr(remat::RematDialect::kProfileIdAttr);
-    }
-    total += ns;
-    op.setAttr(remat::RematDialect::kCostAttr, b.getF64FloatAttr(ns));
-  }
-  return total;
+  return remat::applyProfiledCosts(step, report.opNs);
 }
 
 std::string remat_run::writeModule(ModuleOp module, llvm::StringRef path) {

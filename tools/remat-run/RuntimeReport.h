@@ -9,6 +9,8 @@
 #ifndef REMAT_RUN_RUNTIMEREPORT_H
 #define REMAT_RUN_RUNTIMEREPORT_H
 
+#include "remat/Transforms/Passes.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -151,16 +153,9 @@ inline ProgramOutput forwardProgramOutput(llvm::StringRef path,
   for (llvm::StringRef line : lines) {
     if (line.starts_with("remat-profile:")) {
       // remat-profile: op=<id> ns=<time>
-      int64_t id, ns;
-      auto [opField, nsField] =
-          line.drop_front(llvm::StringRef("remat-profile:").size())
-              .trim()
-              .split(' ');
-      if (!opField.consume_front("op=") || !nsField.consume_front("ns=") ||
-          opField.getAsInteger(10, id) || nsField.getAsInteger(10, ns))
+      std::string error;
+      if (!remat::parseProfileLines(line, result.report.opNs, error))
         result.badReport = true;
-      else
-        result.report.opNs[id] = ns;
       continue;
     }
     if (line.starts_with("remat-runtime:")) {

@@ -12,6 +12,9 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "remat/Solvers/Solver.h"
 
+#include <map>
+#include <string>
+
 namespace mlir {
 class DialectRegistry;
 namespace arith { class ArithDialect; }
@@ -149,6 +152,19 @@ void registerModulePipeline(
       [](llvm::function_ref<void(const mlir::detail::PassOptions &)>
              optionsHandler) { optionsHandler(Options()); });
 }
+
+/// The times of a profile run: the `remat-profile: op=<id> ns=<ns>` lines
+/// of a step's output (other lines are skipped), by op id; a line that names
+/// an op but does not read as one is an error (its text in `error`).
+bool parseProfileLines(llvm::StringRef text, std::map<int64_t, int64_t> &opNs,
+                       std::string &error);
+
+/// Sets `remat.cost` on every op of `step`'s body: the measured nanoseconds
+/// of the ops numbered with `remat.profile_id` (`opNs`; 0 when not timed), 0
+/// for the others; drops the numbers. Returns the total of the measured
+/// costs. (remat-run --profile-costs, remat-apply-profiled-costs.)
+double applyProfiledCosts(mlir::func::FuncOp step,
+                          const std::map<int64_t, int64_t> &opNs);
 
 /// Registers the dialects that the remat pipelines need (and only those).
 void registerRematDialects(mlir::DialectRegistry &registry);

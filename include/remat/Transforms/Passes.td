@@ -433,6 +433,27 @@ def RematInstrumentOpTimersPass
                            "mlir::arith::ArithDialect"];
 }
 
+def RematApplyProfiledCostsPass
+    : Pass<"remat-apply-profiled-costs", "mlir::ModuleOp"> {
+  let summary = "Take each op's measured time from a profile run as its cost";
+  let description = [{
+    The other half of a profile built to run elsewhere: `remat-run STEP
+    --profile-costs=F --target=gpu --gpu-compile-only` writes F (the step
+    with its ops numbered, `remat.profile_id`) and an executable that prints
+    `remat-profile: op=<id> ns=<ns>`; run on the device, its output is
+    `profile`. This pass sets each numbered op's `remat.cost` to its measured
+    nanoseconds (0 if it was not timed), every other op of that function to
+    0, and drops the numbers, as `remat-run --profile-costs` does when it
+    runs the step itself: the solvers then optimise the device's time.
+    Errors: an unreadable file, one without profile lines, a line naming an
+    op no op carries, or a module without numbered ops.
+  }];
+  let options = [
+    Option<"profile", "profile", "std::string", /*default=*/"\"\"",
+           "The profile run's output (its remat-profile: lines)">,
+  ];
+}
+
 def RematPrepareLoopsForCpuPass
     : InterfacePass<"remat-prepare-loops-for-cpu", "mlir::FunctionOpInterface"> {
   let summary = "Choose each linalg op's innermost loop for the vectoriser";
