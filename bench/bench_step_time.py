@@ -63,6 +63,8 @@ import sys
 import tempfile
 import time
 
+import gpu_step_time_device  # same directory: the op classes of the CPU and GPU tables
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 EXPORTER = os.path.join(ROOT, "python", "remat", "torch_export.py")
 DEVICE_SCRIPT = os.path.join(ROOT, "bench", "gpu_step_time_device.py")
@@ -295,24 +297,11 @@ def step_ops(path, func="train_step"):
 
 
 def classify(op, library_lines):
-    """The op class of a profiled op."""
+    """The op class of a profiled op (the same classes as the GPU tables)."""
     kind = library_lines.get(op["line"])
     if kind:
         return "lib:" + kind
-    name = op["name"]
-    if name == "linalg.generic":
-        return "reduction" if op["reduction"] else "elementwise"
-    if name in ("linalg.fill",):
-        return "fill"
-    if name in ("tensor.insert_slice", "tensor.extract_slice", "tensor.pad", "linalg.copy",
-                "linalg.transpose", "linalg.broadcast", "tensor.concat"):
-        return "copy"
-    if name in ("linalg.matmul", "linalg.batch_matmul") or name.startswith("linalg.conv"):
-        return "contraction(loops)"
-    if name in ("tensor.empty", "arith.constant", "tensor.expand_shape", "tensor.collapse_shape",
-                "tensor.cast", "func.return"):
-        return "view"
-    return "other"
+    return gpu_step_time_device.compiled_op_class(op["name"], op["reduction"])
 
 
 def op_breakdown(remat_opt, step_path, prof_path, work, model):
@@ -690,6 +679,16 @@ def summarize_model(entry):
 # ===----------------------------------------------------------------------===
 
 
+def gzip_executable(path):
+    """PATH.gz in place of PATH (the device tool carries the bundle): the
+    sizes before and after."""
+    with open(path, "rb") as src, gzip.open(path + ".gz", "wb", compresslevel=9) as dst:
+        shutil.copyfileobj(src, dst)
+    size = os.path.getsize(path)
+    os.remove(path)
+    return size, os.path.getsize(path + ".gz")
+
+
 def gpu_build_model(a, entry, plans, outdir, env):
     """Executables of every plan (FLOP costs) and the CPU's result lines."""
     model = entry["model"]
@@ -734,12 +733,8 @@ def gpu_build_model(a, entry, plans, outdir, env):
         if res.get("error") or not os.path.exists(path):
             run_entry["error"] = res.get("error") or "no executable written"
         else:
-            with open(path, "rb") as src, gzip.open(path + ".gz", "wb", compresslevel=9) as dst:
-                shutil.copyfileobj(src, dst)
             run_entry["exe"] = exe + ".gz"
-            run_entry["exe_bytes"] = os.path.getsize(path)
-            run_entry["exe_gz_bytes"] = os.path.getsize(path + ".gz")
-            os.remove(path)
+            run_entry["exe_bytes"], run_entry["exe_gz_bytes"] = gzip_executable(path)
         out["runs"].append(run_entry)
     if a.gpu_profile:
         out["profile"] = gpu_build_profile(a, model, step, outdir, env)
@@ -774,9 +769,7 @@ def gpu_build_profile(a, model, step, outdir, env):
     name = "%s.profile_ops.json" % model
     with open(os.path.join(outdir, name), "w") as f:
         json.dump(ops, f, indent=0)
-    with open(path, "rb") as src, gzip.open(path + ".gz", "wb", compresslevel=9) as dst:
-        shutil.copyfileobj(src, dst)
-    os.remove(path)
+    gzip_executable(path)
     out.update({"exe": exe + ".gz", "ops": name, "numbered_ops": len(ops)})
     return out
 

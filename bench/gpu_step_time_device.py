@@ -454,6 +454,24 @@ def print_table(res):
 
 COPY_OPS = ("tensor.insert_slice", "tensor.extract_slice", "tensor.pad", "linalg.copy",
             "linalg.transpose", "linalg.broadcast", "tensor.concat")
+VIEW_OPS = ("tensor.empty", "arith.constant", "tensor.expand_shape", "tensor.collapse_shape",
+            "tensor.cast", "func.return")
+
+
+def compiled_op_class(name, reduction):
+    """The class of an op that is not a library call, by what its kernels do
+    (bench_step_time.py's CPU breakdown uses the same classes)."""
+    if name == "linalg.generic":
+        return "reduction" if reduction else "elementwise"
+    if name == "linalg.fill":
+        return "fill"
+    if name in COPY_OPS:
+        return "copy"
+    if name in ("linalg.matmul", "linalg.batch_matmul") or name.startswith("linalg.conv"):
+        return "contraction(loops)"
+    if name in VIEW_OPS:
+        return "view"
+    return "other"
 
 
 def op_class(op):
@@ -461,16 +479,7 @@ def op_class(op):
     of compiled kernels it became."""
     if op.get("library"):
         return "lib:" + op["library"].split()[0]
-    name = op.get("name") or "?"
-    if name == "linalg.generic":
-        return "reduction" if op.get("reduction") else "elementwise"
-    if name == "linalg.fill":
-        return "fill"
-    if name in COPY_OPS:
-        return "copy"
-    if name in ("linalg.matmul", "linalg.batch_matmul") or name.startswith("linalg.conv"):
-        return "contraction(loops)"
-    return "other"
+    return compiled_op_class(op.get("name") or "?", op.get("reduction"))
 
 
 def profile_tables(res):

@@ -311,6 +311,9 @@ struct ConvPlan {
   cudnnConvolutionDescriptor_t conv = nullptr;
   int algo = 0;
   size_t algoBytes = 0;
+  /// Whether the algorithm was timed (REMAT_CUDNN_ALGO=measure) rather than
+  /// taken from the heuristics.
+  bool measured = false;
 };
 
 /// An activation's descriptor: (N, C, spatial...), at least 4 dimensions
@@ -433,6 +436,7 @@ std::unique_ptr<ConvPlan> planConv(const ContractionDesc &d,
   // search runs on the program's stream, on the call's operands, in the
   // planned workspace.
   const bool measure = measureAlgorithms() && !d.accumulate;
+  plan->measured = measure;
   if (measure)
     dnn.check(dnn.cudnnSetStream(dnn.handle, reinterpret_cast<cudaStream_t>(
                                                  rematProgramStream())),
@@ -586,34 +590,27 @@ bool pointwiseConvAsGemm(const ContractionDesc &d, ContractionDesc &g) {
   int64_t srcP = 0, dstP = 0;
   if (!flatStride(d.srcStrides, srcP) || !flatStride(d.dstStrides, dstP))
     return false;
+  // Forward: C = dst[n, oc, p] = W[oc, ic] src[n, ic, p]; backward data:
+  // C = diff_src[n, ic, p] = W^T[ic, oc] diff_dst[n, oc, p]. A is the weights
+  // (the same for every image), B the activation read.
+  const bool forward = d.kind == OpKind::ConvForward;
+  const int64_t wOut = d.weightStrides[1], wIn = d.weightStrides[2];
+  const int64_t *bStrides = forward ? d.srcStrides : d.dstStrides;
+  const int64_t *cStrides = forward ? d.dstStrides : d.srcStrides;
   g = ContractionDesc();
   g.kind = OpKind::Gemm;
   g.type = d.type;
   g.accumulate = d.accumulate;
   g.batch = d.images;
+  g.m = forward ? d.outChannels : d.inChannels;
+  g.k = forward ? d.inChannels : d.outChannels;
   g.n = positions;
-  const int64_t wOut = d.weightStrides[1], wIn = d.weightStrides[2];
-  if (d.kind == OpKind::ConvForward) {
-    // A = W[oc, ic] (the same for every image), B = src[n, ic, p].
-    g.m = d.outChannels;
-    g.k = d.inChannels;
-    int64_t a[3] = {0, wOut, wIn}, b[3] = {d.srcStrides[0], d.srcStrides[1],
-                                           srcP},
-            c[3] = {d.dstStrides[0], d.dstStrides[1], dstP};
-    std::copy(a, a + 3, g.aStrides);
-    std::copy(b, b + 3, g.bStrides);
-    std::copy(c, c + 3, g.cStrides);
-  } else {
-    // A = W^T[ic, oc], B = diff_dst[n, oc, p], C = diff_src[n, ic, p].
-    g.m = d.inChannels;
-    g.k = d.outChannels;
-    int64_t a[3] = {0, wIn, wOut}, b[3] = {d.dstStrides[0], d.dstStrides[1],
-                                           dstP},
-            c[3] = {d.srcStrides[0], d.srcStrides[1], srcP};
-    std::copy(a, a + 3, g.aStrides);
-    std::copy(b, b + 3, g.bStrides);
-    std::copy(c, c + 3, g.cStrides);
-  }
+  const int64_t a[3] = {0, forward ? wOut : wIn, forward ? wIn : wOut};
+  const int64_t b[3] = {bStrides[0], bStrides[1], forward ? srcP : dstP};
+  const int64_t c[3] = {cStrides[0], cStrides[1], forward ? dstP : srcP};
+  std::copy(a, a + 3, g.aStrides);
+  std::copy(b, b + 3, g.bStrides);
+  std::copy(c, c + 3, g.cStrides);
   // Views cuBLAS cannot take (no unit stride in a matrix) stay cuDNN's,
   // whose tensor descriptors take any strides.
   return gemmLayout(g).ok;
@@ -661,8 +658,7 @@ extern "C" void remat_lib_contraction(const int64_t *encoded, void *in0,
       convPlan(desc, workspaceBytes, ConvOperands{in0, in1, out, workspace});
   traceLibraryCall(desc.describe() + " library=cudnn algo=" +
                    std::to_string(plan.algo) + " chosen_by=" +
-                   (measureAlgorithms() && !desc.accumulate ? "measure"
-                                                            : "heuristic") +
+                   (plan.measured ? "measure" : "heuristic") +
                    " algo_workspace_bytes=" +
                    std::to_string(plan.algoBytes) + " workspace_bytes=" +
                    std::to_string(workspaceBytes));
