@@ -706,7 +706,7 @@ def main(argv):
                             alone[text] = {"error": "skipped: deadline"}
                             continue
                         key = " ".join(w for w in text.split()
-                                       if not w.startswith(("algo", "workspace", "library")))
+                                       if not w.startswith(("algo", "workspace", "library", "api", "engine")))
                         try:
                             alone[text] = time_library_call(torch, key, a.lib_repeat)
                         except Exception as e:  # noqa: BLE001

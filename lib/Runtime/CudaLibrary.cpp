@@ -33,6 +33,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -131,7 +132,13 @@ struct Cublas {
   X(cudnnFindConvolutionBackwardFilterAlgorithmEx)                             \
   X(cudnnConvolutionForward)                                                   \
   X(cudnnConvolutionBackwardData)                                              \
-  X(cudnnConvolutionBackwardFilter)
+  X(cudnnConvolutionBackwardFilter)                                            \
+  X(cudnnBackendCreateDescriptor)                                              \
+  X(cudnnBackendDestroyDescriptor)                                             \
+  X(cudnnBackendSetAttribute)                                                  \
+  X(cudnnBackendGetAttribute)                                                  \
+  X(cudnnBackendFinalize)                                                      \
+  X(cudnnBackendExecute)
 
 struct Cudnn {
 #define DECLARE(name) decltype(&::name) name;
@@ -305,6 +312,61 @@ void runGemm(const ContractionDesc &d, void *a, void *b, void *c,
 // Convolutions.
 //===----------------------------------------------------------------------===//
 
+/// How convolutions reach cuDNN (REMAT_CUDNN_API): `graph` (the default)
+/// builds a one-operation graph per descriptor and runs the engine the
+/// graph heuristics rank first among those allowed (below), as PyTorch 2
+/// does; `legacy` calls cudnnConvolution{Forward,BackwardData,
+/// BackwardFilter} with an algorithm of the legacy enumeration. Why both:
+/// the legacy API reaches only the engines behind its eight algorithms;
+/// measured on an H100 (docs/gpu.md, third device session), resnet18's 3x3
+/// convolutions on 2x2-16x16 maps took 2-4x as long through the fastest of
+/// them as the same calls in PyTorch 2.11 (graph API, benchmark mode).
+bool useGraphApi() {
+  static const bool graph = [] {
+    const char *env = std::getenv("REMAT_CUDNN_API");
+    if (!env || !*env || std::strcmp(env, "graph") == 0)
+      return true;
+    if (std::strcmp(env, "legacy") == 0)
+      return false;
+    fatal(std::string("REMAT_CUDNN_API=") + env +
+          ": expected 'graph' or 'legacy'");
+  }();
+  return graph;
+}
+
+/// A backend descriptor, destroyed with its owner.
+class BackendDescriptor {
+public:
+  BackendDescriptor() = default;
+  BackendDescriptor(Cudnn &dnn, cudnnBackendDescriptorType_t type,
+                    const ContractionDesc &d)
+      : dnn(&dnn) {
+    dnn.check(dnn.cudnnBackendCreateDescriptor(type, &desc),
+              "cudnnBackendCreateDescriptor", d);
+  }
+  BackendDescriptor(BackendDescriptor &&o) noexcept
+      : dnn(o.dnn), desc(o.desc) {
+    o.desc = nullptr;
+  }
+  BackendDescriptor &operator=(BackendDescriptor &&o) noexcept {
+    std::swap(dnn, o.dnn);
+    std::swap(desc, o.desc);
+    return *this;
+  }
+  BackendDescriptor(const BackendDescriptor &) = delete;
+  BackendDescriptor &operator=(const BackendDescriptor &) = delete;
+  ~BackendDescriptor() {
+    if (desc)
+      dnn->cudnnBackendDestroyDescriptor(desc);
+  }
+  cudnnBackendDescriptor_t get() const { return desc; }
+  cudnnBackendDescriptor_t *address() { return &desc; }
+
+private:
+  Cudnn *dnn = nullptr;
+  cudnnBackendDescriptor_t desc = nullptr;
+};
+
 struct ConvPlan {
   cudnnTensorDescriptor_t src = nullptr, dst = nullptr;
   cudnnFilterDescriptor_t filter = nullptr;
@@ -314,6 +376,9 @@ struct ConvPlan {
   /// Whether the algorithm was timed (REMAT_CUDNN_ALGO=measure) rather than
   /// taken from the heuristics.
   bool measured = false;
+  /// The graph API's execution plan (REMAT_CUDNN_API=graph); `algo` is then
+  /// its engine's global index. Null: the legacy API's `algo`.
+  BackendDescriptor graphPlan;
 };
 
 /// An activation's descriptor: (N, C, spatial...), at least 4 dimensions
@@ -414,7 +479,13 @@ std::unique_ptr<ConvPlan> planConv(const ContractionDesc &d,
         continue;
       plan->algo = static_cast<int>(p.algo);
       plan->algoBytes = p.memory;
-      dnn.check(dnn.cudnnSetConvolutionMathType(plan->conv, p.mathType),
+      // CUDNN_DEFAULT_MATH permits TF32 tensor cores on Ampere and later:
+      // without REMAT_CUDA_ALLOW_TF32 an f32 convolution always runs in FMA
+      // math, whatever math type its ranking entry names (every legacy
+      // algorithm has FMA kernels).
+      cudnnMathType_t math =
+          d.type == ElementType::F32 && !tf32 ? CUDNN_FMA_MATH : p.mathType;
+      dnn.check(dnn.cudnnSetConvolutionMathType(plan->conv, math),
                 "cudnnSetConvolutionMathType", d);
       return true;
     }
@@ -549,6 +620,396 @@ void runConv(const ContractionDesc &d, const ConvPlan &plan, void *in0,
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Convolutions through cuDNN's graph (backend) API.
+//===----------------------------------------------------------------------===//
+
+/// Sets an attribute of `count` elements; a failure is fatal (a descriptor
+/// the runtime built wrongly, not a choice of engine).
+template <typename T>
+void setAttribute(Cudnn &dnn, cudnnBackendDescriptor_t desc,
+                  cudnnBackendAttributeName_t name,
+                  cudnnBackendAttributeType_t type, int64_t count,
+                  const T *values, const ContractionDesc &d) {
+  dnn.check(dnn.cudnnBackendSetAttribute(desc, name, type, count, values),
+            "cudnnBackendSetAttribute", d);
+}
+
+/// The operands' unique ids in the graph and the variant pack.
+enum : int64_t { kSrcId = 1, kDstId = 2, kWeightId = 3 };
+
+/// An activation (N, G*C, spatial...) or the kernel (G*OC, IC, K...) as a
+/// backend tensor: at least 4 dimensions (a 1-d convolution gets a unit
+/// height, as in the legacy descriptors), strides >= 1.
+BackendDescriptor backendTensor(Cudnn &dnn, const ContractionDesc &d,
+                                int64_t id, std::vector<int64_t> dims,
+                                std::vector<int64_t> strides,
+                                int64_t alignment) {
+  BackendDescriptor t(dnn, CUDNN_BACKEND_TENSOR_DESCRIPTOR, d);
+  for (int64_t &s : strides)
+    s = std::max<int64_t>(s, 1);
+  cudnnDataType_t type =
+      d.type == ElementType::F32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
+  setAttribute(dnn, t.get(), CUDNN_ATTR_TENSOR_DATA_TYPE,
+               CUDNN_TYPE_DATA_TYPE, 1, &type, d);
+  setAttribute(dnn, t.get(), CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64,
+               int64_t(dims.size()), dims.data(), d);
+  setAttribute(dnn, t.get(), CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64,
+               int64_t(strides.size()), strides.data(), d);
+  setAttribute(dnn, t.get(), CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1,
+               &id, d);
+  setAttribute(dnn, t.get(), CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT,
+               CUDNN_TYPE_INT64, 1, &alignment, d);
+  dnn.check(dnn.cudnnBackendFinalize(t.get()), "cudnnBackendFinalize(tensor)",
+            d);
+  return t;
+}
+
+/// Dimensions and strides of an activation as setActivation lays them out.
+void activationLayout(const ContractionDesc &d, int64_t channels,
+                      const int64_t *spatial, const int64_t *strides,
+                      std::vector<int64_t> &dims, std::vector<int64_t> &str) {
+  dims = {d.images, d.groups * channels};
+  str = {strides[0], strides[1]};
+  if (d.spatialRank == 1) {
+    dims.push_back(1);
+    str.push_back(strides[2] * spatial[0]);
+  }
+  for (int64_t i = 0; i < d.spatialRank; ++i) {
+    dims.push_back(spatial[i]);
+    str.push_back(strides[2 + i]);
+  }
+}
+
+/// The largest power of two up to 16 that divides every operand's address:
+/// engines may assume it (vector loads), so it is part of the plan's key.
+int64_t operandAlignment(const ConvOperands &o) {
+  uintptr_t bits = reinterpret_cast<uintptr_t>(o.in0) |
+                   reinterpret_cast<uintptr_t>(o.in1) |
+                   reinterpret_cast<uintptr_t>(o.out);
+  int64_t alignment = 16;
+  while (alignment > 1 && (bits & uintptr_t(alignment - 1)))
+    alignment /= 2;
+  return alignment;
+}
+
+/// The numerical notes of an engine configuration's engine.
+std::vector<cudnnBackendNumericalNote_t>
+numericalNotes(Cudnn &dnn, cudnnBackendDescriptor_t config,
+               const ContractionDesc &d, int64_t &globalIndex) {
+  BackendDescriptor engine(dnn, CUDNN_BACKEND_ENGINE_DESCRIPTOR, d);
+  int64_t n = 0;
+  cudnnBackendDescriptor_t e = engine.get();
+  dnn.check(dnn.cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_ENGINE,
+                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                                         &e),
+            "cudnnBackendGetAttribute(engine)", d);
+  dnn.check(dnn.cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX,
+                                         CUDNN_TYPE_INT64, 1, &n,
+                                         &globalIndex),
+            "cudnnBackendGetAttribute(global index)", d);
+  std::vector<cudnnBackendNumericalNote_t> notes(
+      CUDNN_NUMERICAL_NOTE_TYPE_COUNT);
+  dnn.check(dnn.cudnnBackendGetAttribute(
+                e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                int64_t(notes.size()), &n, notes.data()),
+            "cudnnBackendGetAttribute(numerical notes)", d);
+  notes.resize(static_cast<size_t>(std::max<int64_t>(0, n)));
+  return notes;
+}
+
+/// The engine configurations the graph heuristics propose (mode A, then the
+/// fallback list), best first.
+std::vector<BackendDescriptor> engineConfigs(Cudnn &dnn,
+                                             cudnnBackendDescriptor_t graph,
+                                             const ContractionDesc &d) {
+  std::vector<BackendDescriptor> configs;
+  for (cudnnBackendHeurMode_t mode :
+       {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    BackendDescriptor heur(dnn, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, d);
+    setAttribute(dnn, heur.get(), CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph, d);
+    setAttribute(dnn, heur.get(), CUDNN_ATTR_ENGINEHEUR_MODE,
+                 CUDNN_TYPE_HEUR_MODE, 1, &mode, d);
+    if (dnn.cudnnBackendFinalize(heur.get()) != CUDNN_STATUS_SUCCESS)
+      continue;
+    int64_t count = 0;
+    if (dnn.cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+                                     nullptr) != CUDNN_STATUS_SUCCESS ||
+        count <= 0)
+      continue;
+    std::vector<BackendDescriptor> found;
+    std::vector<cudnnBackendDescriptor_t> raw;
+    for (int64_t i = 0; i < count; ++i) {
+      found.emplace_back(dnn, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, d);
+      raw.push_back(found.back().get());
+    }
+    int64_t returned = 0;
+    dnn.check(dnn.cudnnBackendGetAttribute(
+                  heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                  CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &returned, raw.data()),
+              "cudnnBackendGetAttribute(heuristics results)", d);
+    found.resize(static_cast<size_t>(std::clamp<int64_t>(returned, 0, count)));
+    for (BackendDescriptor &c : found)
+      configs.push_back(std::move(c));
+  }
+  return configs;
+}
+
+/// Runs `plan` once on the program's stream.
+void executeGraphPlan(Cudnn &dnn, cudnnBackendDescriptor_t plan,
+                      const ContractionDesc &d, void *src, void *dst,
+                      void *weights, void *workspace) {
+  BackendDescriptor pack(dnn, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, d);
+  int64_t ids[3] = {kSrcId, kDstId, kWeightId};
+  void *pointers[3] = {src, dst, weights};
+  setAttribute(dnn, pack.get(), CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
+               CUDNN_TYPE_INT64, 3, ids, d);
+  setAttribute(dnn, pack.get(), CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+               CUDNN_TYPE_VOID_PTR, 3, pointers, d);
+  setAttribute(dnn, pack.get(), CUDNN_ATTR_VARIANT_PACK_WORKSPACE,
+               CUDNN_TYPE_VOID_PTR, 1, &workspace, d);
+  dnn.check(dnn.cudnnBackendFinalize(pack.get()),
+            "cudnnBackendFinalize(variant pack)", d);
+  dnn.check(dnn.cudnnSetStream(dnn.handle, reinterpret_cast<cudaStream_t>(
+                                               rematProgramStream())),
+            "cudnnSetStream", d);
+  dnn.check(dnn.cudnnBackendExecute(dnn.handle, plan, pack.get()),
+            "cudnnBackendExecute", d);
+}
+
+/// The call's operands as the graph names them: (X, Y, W) of the forward
+/// convolution whatever the direction computes.
+struct GraphOperands {
+  void *src, *dst, *weights;
+};
+GraphOperands graphOperands(const ContractionDesc &d, void *in0, void *in1,
+                            void *out) {
+  switch (d.kind) {
+  case OpKind::ConvBackwardData: // in0 = diff_dst, out = diff_src
+    return {out, in0, in1};
+  case OpKind::ConvBackwardWeights: // in0 = src, in1 = diff_dst
+    return {in0, in1, out};
+  default: // forward: in0 = src, out = dst
+    return {in0, out, in1};
+  }
+}
+
+/// Plans `d` on the graph API: the one-operation graph, the heuristics'
+/// engine configurations, and the first (heuristic) or fastest (measure)
+/// whose engine is allowed and whose plan fits the planned workspace.
+/// Allowed: deterministic (results do not change between runs or plans that
+/// recompute; a non-deterministic engine only where none is, said once),
+/// and for f32 without REMAT_CUDA_ALLOW_TF32 no tensor-core, down-converting
+/// or reduced-precision engine (PyTorch's filter for allow_tf32=False).
+/// False when no configuration is (the caller then takes the legacy API).
+bool planGraphConv(const ContractionDesc &d, int64_t workspaceBytes,
+                   const ConvOperands &operands, int64_t alignment,
+                   ConvPlan &plan) {
+  Cudnn &dnn = Cudnn::get();
+  std::vector<int64_t> srcDims, srcStr, dstDims, dstStr;
+  activationLayout(d, d.inChannels, d.srcSize, d.srcStrides, srcDims, srcStr);
+  activationLayout(d, d.outChannels, d.dstSize, d.dstStrides, dstDims,
+                   dstStr);
+  // The kernel, packed [G*OC, IC, K...] (gpuWorkspaceBytes checked it).
+  std::vector<int64_t> wDims = {d.groups * d.outChannels, d.inChannels};
+  if (d.spatialRank == 1)
+    wDims.push_back(1);
+  for (int64_t i = 0; i < d.spatialRank; ++i)
+    wDims.push_back(d.kernelSize[i]);
+  std::vector<int64_t> wStr(wDims.size(), 1);
+  for (int64_t i = int64_t(wDims.size()) - 2; i >= 0; --i)
+    wStr[i] = wStr[i + 1] * wDims[i + 1];
+  BackendDescriptor x = backendTensor(dnn, d, kSrcId, srcDims, srcStr,
+                                      alignment);
+  BackendDescriptor y = backendTensor(dnn, d, kDstId, dstDims, dstStr,
+                                      alignment);
+  BackendDescriptor w = backendTensor(dnn, d, kWeightId, wDims, wStr,
+                                      alignment);
+
+  BackendDescriptor conv(dnn, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, d);
+  std::vector<int64_t> pre, post, stride, dilation;
+  if (d.spatialRank == 1) {
+    pre.push_back(0), post.push_back(0), stride.push_back(1),
+        dilation.push_back(1);
+  }
+  for (int64_t i = 0; i < d.spatialRank; ++i) {
+    pre.push_back(d.padBegin[i]);
+    post.push_back(d.padEnd[i]);
+    stride.push_back(d.stride[i]);
+    dilation.push_back(d.dilation[i]);
+  }
+  int64_t spatialDims = int64_t(pre.size());
+  cudnnDataType_t compute =
+      d.type == ElementType::F32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
+  cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  setAttribute(dnn, conv.get(), CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS,
+               CUDNN_TYPE_INT64, 1, &spatialDims, d);
+  setAttribute(dnn, conv.get(), CUDNN_ATTR_CONVOLUTION_COMP_TYPE,
+               CUDNN_TYPE_DATA_TYPE, 1, &compute, d);
+  setAttribute(dnn, conv.get(), CUDNN_ATTR_CONVOLUTION_CONV_MODE,
+               CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode, d);
+  setAttribute(dnn, conv.get(), CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS,
+               CUDNN_TYPE_INT64, spatialDims, pre.data(), d);
+  setAttribute(dnn, conv.get(), CUDNN_ATTR_CONVOLUTION_POST_PADDINGS,
+               CUDNN_TYPE_INT64, spatialDims, post.data(), d);
+  setAttribute(dnn, conv.get(), CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES,
+               CUDNN_TYPE_INT64, spatialDims, stride.data(), d);
+  setAttribute(dnn, conv.get(), CUDNN_ATTR_CONVOLUTION_DILATIONS,
+               CUDNN_TYPE_INT64, spatialDims, dilation.data(), d);
+  dnn.check(dnn.cudnnBackendFinalize(conv.get()),
+            "cudnnBackendFinalize(convolution)", d);
+
+  // The operation, with alpha 1 and beta 0 (overwrite) or 1 (accumulate).
+  cudnnBackendDescriptorType_t opType;
+  cudnnBackendAttributeName_t aAlpha, aBeta, aConv, aX, aY, aW;
+  switch (d.kind) {
+  case OpKind::ConvBackwardData:
+    opType = CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR;
+    aAlpha = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA;
+    aBeta = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA;
+    aConv = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC;
+    aX = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX;
+    aY = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY;
+    aW = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W;
+    break;
+  case OpKind::ConvBackwardWeights:
+    opType = CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR;
+    aAlpha = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA;
+    aBeta = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA;
+    aConv = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC;
+    aX = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X;
+    aY = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY;
+    aW = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW;
+    break;
+  default:
+    opType = CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR;
+    aAlpha = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA;
+    aBeta = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA;
+    aConv = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC;
+    aX = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X;
+    aY = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y;
+    aW = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W;
+    break;
+  }
+  BackendDescriptor op(dnn, opType, d);
+  if (d.type == ElementType::F32) {
+    float alpha = 1.0f, beta = d.accumulate ? 1.0f : 0.0f;
+    setAttribute(dnn, op.get(), aAlpha, CUDNN_TYPE_FLOAT, 1, &alpha, d);
+    setAttribute(dnn, op.get(), aBeta, CUDNN_TYPE_FLOAT, 1, &beta, d);
+  } else {
+    double alpha = 1.0, beta = d.accumulate ? 1.0 : 0.0;
+    setAttribute(dnn, op.get(), aAlpha, CUDNN_TYPE_DOUBLE, 1, &alpha, d);
+    setAttribute(dnn, op.get(), aBeta, CUDNN_TYPE_DOUBLE, 1, &beta, d);
+  }
+  cudnnBackendDescriptor_t raw[4] = {conv.get(), x.get(), y.get(), w.get()};
+  setAttribute(dnn, op.get(), aConv, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw[0],
+               d);
+  setAttribute(dnn, op.get(), aX, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw[1], d);
+  setAttribute(dnn, op.get(), aY, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw[2], d);
+  setAttribute(dnn, op.get(), aW, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw[3], d);
+  if (dnn.cudnnBackendFinalize(op.get()) != CUDNN_STATUS_SUCCESS)
+    return false; // e.g. a layout the graph API does not take
+
+  BackendDescriptor graph(dnn, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, d);
+  cudnnBackendDescriptor_t ops = op.get();
+  setAttribute(dnn, graph.get(), CUDNN_ATTR_OPERATIONGRAPH_OPS,
+               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ops, d);
+  setAttribute(dnn, graph.get(), CUDNN_ATTR_OPERATIONGRAPH_HANDLE,
+               CUDNN_TYPE_HANDLE, 1, &dnn.handle, d);
+  if (dnn.cudnnBackendFinalize(graph.get()) != CUDNN_STATUS_SUCCESS)
+    return false;
+
+  const bool tf32 = allowTf32();
+  const bool measure = measureAlgorithms() && !d.accumulate;
+  GraphOperands ops3 = graphOperands(d, operands.in0, operands.in1,
+                                     operands.out);
+  // Candidates in ranking order: deterministic ones first, then (only if no
+  // deterministic one fits) the others.
+  std::vector<BackendDescriptor> configs = engineConfigs(dnn, graph.get(), d);
+  for (bool deterministic : {true, false}) {
+    struct Candidate {
+      BackendDescriptor plan;
+      int64_t engine, bytes;
+    };
+    std::vector<Candidate> candidates;
+    for (BackendDescriptor &config : configs) {
+      int64_t engine = -1;
+      std::vector<cudnnBackendNumericalNote_t> notes =
+          numericalNotes(dnn, config.get(), d, engine);
+      auto has = [&](cudnnBackendNumericalNote_t n) {
+        return std::find(notes.begin(), notes.end(), n) != notes.end();
+      };
+      if (has(CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC) == deterministic)
+        continue;
+      if (d.type == ElementType::F32 && !tf32 &&
+          (has(CUDNN_NUMERICAL_NOTE_TENSOR_CORE) ||
+           has(CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) ||
+           has(CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION)))
+        continue;
+      BackendDescriptor p(dnn, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, d);
+      cudnnBackendDescriptor_t c = config.get();
+      setAttribute(dnn, p.get(), CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
+                   CUDNN_TYPE_HANDLE, 1, &dnn.handle, d);
+      setAttribute(dnn, p.get(), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                   CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c, d);
+      if (dnn.cudnnBackendFinalize(p.get()) != CUDNN_STATUS_SUCCESS)
+        continue; // this engine cannot take these operands
+      int64_t bytes = 0, n = 0;
+      dnn.check(dnn.cudnnBackendGetAttribute(
+                    p.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                    CUDNN_TYPE_INT64, 1, &n, &bytes),
+                "cudnnBackendGetAttribute(workspace size)", d);
+      if (bytes > workspaceBytes)
+        continue;
+      candidates.push_back({std::move(p), engine, bytes});
+      if (!measure)
+        break; // the heuristics' first
+    }
+    if (candidates.empty())
+      continue;
+    size_t best = 0;
+    if (measure && candidates.size() > 1) {
+      // Each candidate on the call's own operands in the planned workspace:
+      // one warm-up run, then the best of three, synchronised (the output
+      // is overwritten: measure only ever plans overwriting calls).
+      CUstream stream = rematProgramStream();
+      double bestSeconds = 0;
+      for (size_t i = 0; i < candidates.size(); ++i) {
+        double fastest = 0;
+        for (int run = 0; run < 4; ++run) {
+          cuStreamSynchronize(stream);
+          auto start = std::chrono::steady_clock::now();
+          executeGraphPlan(dnn, candidates[i].plan.get(), d, ops3.src,
+                           ops3.dst, ops3.weights, operands.workspace);
+          cuStreamSynchronize(stream);
+          double s = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+          if (run > 0 && (run == 1 || s < fastest))
+            fastest = s;
+        }
+        if (i == 0 || fastest < bestSeconds)
+          bestSeconds = fastest, best = i;
+      }
+    }
+    if (!deterministic)
+      std::fprintf(stderr,
+                   "remat-cuda: note: %s: no deterministic cuDNN engine fits "
+                   "the planned workspace of %lld bytes; using a "
+                   "non-deterministic one\n",
+                   d.describe().c_str(),
+                   static_cast<long long>(workspaceBytes));
+    plan.graphPlan = std::move(candidates[best].plan);
+    plan.algo = static_cast<int>(candidates[best].engine);
+    plan.algoBytes = static_cast<size_t>(candidates[best].bytes);
+    plan.measured = measure;
+    return true;
+  }
+  return false;
+}
+
 /// A 1x1 convolution (stride 1, no padding, one group) as the batched matrix
 /// product it is, over the images: the forward dst[n, oc, p] = sum_ic
 /// W[oc, ic] src[n, ic, p] and the backward data diff_src[n, ic, p] = sum_oc
@@ -620,14 +1081,26 @@ bool pointwiseConvAsGemm(const ContractionDesc &d, ContractionDesc &g) {
 std::mutex planMutex;
 std::map<std::vector<int64_t>, std::unique_ptr<ConvPlan>> convPlans;
 
+/// Convolution plans by descriptor, workspace and (graph API) the
+/// operands' alignment, made once per program: on the graph API where it
+/// has an allowed engine that fits, else on the legacy API.
 const ConvPlan &convPlan(const ContractionDesc &d, int64_t workspaceBytes,
                          const ConvOperands &operands) {
+  const bool graph = useGraphApi();
+  const int64_t alignment = graph ? operandAlignment(operands) : 0;
   std::vector<int64_t> key = d.encode();
   key.push_back(workspaceBytes);
+  key.push_back(alignment);
   std::lock_guard<std::mutex> lock(planMutex);
   std::unique_ptr<ConvPlan> &plan = convPlans[key];
-  if (!plan)
-    plan = planConv(d, workspaceBytes, operands);
+  if (plan)
+    return *plan;
+  if (graph) {
+    plan = std::make_unique<ConvPlan>();
+    if (planGraphConv(d, workspaceBytes, operands, alignment, *plan))
+      return *plan;
+  }
+  plan = planConv(d, workspaceBytes, operands);
   return *plan;
 }
 
@@ -656,11 +1129,19 @@ extern "C" void remat_lib_contraction(const int64_t *encoded, void *in0,
   }
   const ConvPlan &plan =
       convPlan(desc, workspaceBytes, ConvOperands{in0, in1, out, workspace});
-  traceLibraryCall(desc.describe() + " library=cudnn algo=" +
+  const bool graph = plan.graphPlan.get() != nullptr;
+  traceLibraryCall(desc.describe() + " library=cudnn api=" +
+                   (graph ? "graph engine=" : "legacy algo=") +
                    std::to_string(plan.algo) + " chosen_by=" +
                    (plan.measured ? "measure" : "heuristic") +
                    " algo_workspace_bytes=" +
                    std::to_string(plan.algoBytes) + " workspace_bytes=" +
                    std::to_string(workspaceBytes));
+  if (graph) {
+    GraphOperands o = graphOperands(desc, in0, in1, out);
+    executeGraphPlan(Cudnn::get(), plan.graphPlan.get(), desc, o.src, o.dst,
+                     o.weights, workspace);
+    return;
+  }
   runConv(desc, plan, in0, in1, out, workspace);
 }

@@ -125,11 +125,8 @@ struct RematPlanLibraryCallsPass
 #undef DEBUG_TYPE
 #define DEBUG_TYPE "remat-lower-library-calls"
 
-/// The `linalg.fill` of zero that last wrote `buffer` before `op` in its
-/// block, when nothing else touched the buffer (through any view) in
-/// between; null otherwise.
-linalg::FillOp zeroFillBefore(Operation *op, Value buffer) {
-  // The buffer and every view of it.
+/// Every op that uses `buffer` or a view of it (through any view-like op).
+llvm::SmallPtrSet<Operation *, 8> usersThroughViews(Value buffer) {
   SmallVector<Value> worklist = {buffer};
   llvm::SmallPtrSet<Operation *, 8> users;
   while (!worklist.empty()) {
@@ -142,6 +139,14 @@ linalg::FillOp zeroFillBefore(Operation *op, Value buffer) {
           worklist.push_back(r);
     }
   }
+  return users;
+}
+
+/// The `linalg.fill` of zero that last wrote `buffer` before `op` in its
+/// block, when nothing else touched the buffer (through any view) in
+/// between; null otherwise.
+linalg::FillOp zeroFillBefore(Operation *op, Value buffer) {
+  llvm::SmallPtrSet<Operation *, 8> users = usersThroughViews(buffer);
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
     if (!users.contains(prev))
       continue;
@@ -154,6 +159,202 @@ linalg::FillOp zeroFillBefore(Operation *op, Value buffer) {
     return nullptr;
   }
   return nullptr;
+}
+
+
+/// The buffer a chain of views keeps the base pointer of (subviews,
+/// reshapes, casts): a memref.alloc, an arena slice (memref.view) or a block
+/// argument.
+Value viewRoot(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<memref::SubViewOp, memref::ExpandShapeOp,
+             memref::CollapseShapeOp, memref::ReinterpretCastOp,
+             memref::CastOp>(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+/// `user`'s ancestor in `block`, or null.
+Operation *inBlock(Operation *user, Block *block) {
+  return block->findAncestorOpInBlock(*user);
+}
+
+/// A zero-inserted gradient folded into the backward data that reads it.
+struct FoldedSpread {
+  memref::CopyOp copy;
+  linalg::FillOp fill;
+  /// Whether the spread buffer has no other reader: its fill and copy are
+  /// then erased after the call replaces `op` (the buffer stays allocated:
+  /// the plan counted it).
+  bool eraseSpread = false;
+};
+
+/// The exporter writes the backward data of a strided convolution (and a
+/// transposed convolution) as a stride-1 correlation with the flipped
+/// kernel over a zero-inserted copy of the gradient (torch_export's
+/// `place`: a buffer R filled with zero, the gradient S copied into
+/// R[.., lo + o*s]), which matchContraction describes as a stride-1
+/// backward data with padding (K-1)*d over R: s^d times the multiply-adds
+/// of the convolution, most of them on zeros. When R is exactly that (the
+/// fill and the copy are the only writes to R before `op`, R is read whole
+/// in its own layout) and S is still live at `op` in the plan (a later use
+/// in the block, or a function argument) and not written in between, the
+/// call becomes the strided backward data of S itself:
+///   out[p] = sum_r R[p + r*d] W[K-1-r],  R[lo' + o*s] = S[o]
+///          = sum_{o, k: o*s + k*d - pad = p} S[o] W[k],  pad = (K-1)*d - lo'
+/// (lo' = lo minus where the op's window of R starts), the backward data of
+/// a convolution with stride s and padding pad whose output has S's size
+/// (checked: O = (P + 2 pad - (K-1) d - 1) / s + 1). Nothing changes in the
+/// plan: R stays allocated where it was; only the work on it goes.
+std::optional<FoldedSpread> foldZeroInsertion(linalg::LinalgOp op,
+                                              remat::MatchedContraction &m) {
+  ContractionDesc &d = m.desc;
+  if (d.kind != remat::lib::OpKind::ConvBackwardData)
+    return std::nullopt;
+  const int64_t nsp = d.spatialRank;
+  for (int64_t j = 0; j < nsp; ++j)
+    if (d.stride[j] != 1 || d.padBegin[j] != d.padEnd[j] ||
+        d.padBegin[j] != (d.kernelSize[j] - 1) * d.dilation[j])
+      return std::nullopt;
+  // R: the operand through reshapes only (same row-major addresses).
+  Value r = m.in0->get();
+  while (Operation *def = r.getDefiningOp()) {
+    if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(def))
+      break;
+    r = def->getOperand(0);
+  }
+  auto rType = dyn_cast<MemRefType>(r.getType());
+  if (!rType || !rType.hasStaticShape() || !rType.getLayout().isIdentity() ||
+      rType.getRank() != 2 + nsp)
+    return std::nullopt;
+  ArrayRef<int64_t> shape = rType.getShape();
+  SmallVector<int64_t> rowMajor(shape.size(), 1);
+  for (int64_t i = int64_t(shape.size()) - 2; i >= 0; --i)
+    rowMajor[i] = rowMajor[i + 1] * shape[i + 1];
+  if (shape[0] != d.images || shape[1] != d.groups * d.outChannels ||
+      (d.images > 1 && d.dstStrides[0] != rowMajor[0]) ||
+      (shape[1] > 1 && d.dstStrides[1] != rowMajor[1]))
+    return std::nullopt;
+  // Where the op's window of R starts, per spatial dimension.
+  SmallVector<int64_t> start(nsp, 0);
+  int64_t rest = m.in0Offset;
+  if (rest < 0)
+    return std::nullopt;
+  for (int64_t j = 0; j < nsp; ++j) {
+    if (d.dstSize[j] > 1 && d.dstStrides[2 + j] != rowMajor[2 + j])
+      return std::nullopt;
+    start[j] = rest / rowMajor[2 + j];
+    rest %= rowMajor[2 + j];
+    if (start[j] + d.dstSize[j] > shape[2 + j])
+      return std::nullopt;
+  }
+  if (rest != 0)
+    return std::nullopt;
+
+  // The writes to R before op: the copy into a strided subview of R, before
+  // it the zero fill of R, nothing else (views aside).
+  Block *block = op->getBlock();
+  llvm::SmallPtrSet<Operation *, 8> rUsers = usersThroughViews(r);
+  FoldedSpread f;
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (!rUsers.contains(prev) || isa<ViewLikeOpInterface>(prev))
+      continue;
+    if (!f.copy) {
+      f.copy = dyn_cast<memref::CopyOp>(prev);
+      if (!f.copy)
+        return std::nullopt;
+      continue;
+    }
+    f.fill = dyn_cast<linalg::FillOp>(prev);
+    if (!f.fill || f.fill.getDpsInitOperand(0)->get() != r ||
+        !isZero(f.fill.value()))
+      return std::nullopt;
+    break;
+  }
+  if (!f.copy || !f.fill)
+    return std::nullopt;
+  auto target = f.copy.getTarget().getDefiningOp<memref::SubViewOp>();
+  Value s = f.copy.getSource();
+  auto sType = dyn_cast<MemRefType>(s.getType());
+  if (!target || target.getSource() != r || !sType ||
+      !sType.hasStaticShape() ||
+      target.getSourceType().getRank() != target.getType().getRank())
+    return std::nullopt;
+  ArrayRef<int64_t> lo = target.getStaticOffsets();
+  ArrayRef<int64_t> sizes = target.getStaticSizes();
+  ArrayRef<int64_t> steps = target.getStaticStrides();
+  auto dynamic = [](ArrayRef<int64_t> values) {
+    return llvm::any_of(values, ShapedType::isDynamic);
+  };
+  if (dynamic(lo) || dynamic(sizes) || dynamic(steps) ||
+      lo[0] != 0 || lo[1] != 0 || sizes[0] != shape[0] ||lo[0] != 0 || lo[1] != 0 || sizes[0] != shape[0] ||
+      sizes[1] != shape[1] || steps[0] != 1 || steps[1] != 1)
+    return std::nullopt;
+  SmallVector<int64_t> sStrides;
+  int64_t sOffset;
+  if (failed(sType.getStridesAndOffset(sStrides, sOffset)) ||
+      llvm::any_of(sStrides, [](int64_t x) {
+        return ShapedType::isDynamic(x) || x < 0;
+      }))
+    return std::nullopt;
+
+  // S live at op in the plan, and not written between the copy and op.
+  Value sRoot = viewRoot(s);
+  bool liveAfter = isa<BlockArgument>(sRoot);
+  for (Operation *user : usersThroughViews(sRoot)) {
+    Operation *at = inBlock(user, block);
+    if (!at)
+      continue;
+    if (op->isBeforeInBlock(at))
+      liveAfter = true;
+    if (at == f.copy || at == op || isa<ViewLikeOpInterface>(at) ||
+        !f.copy->isBeforeInBlock(at) || !at->isBeforeInBlock(op))
+      continue;
+    // Between the copy and op: only reads of S.
+    auto reader = dyn_cast<linalg::LinalgOp>(at);
+    if (!reader)
+      return std::nullopt;
+    for (OpOperand &init : reader.getDpsInitsMutable())
+      if (viewRoot(init.get()) == sRoot)
+        return std::nullopt;
+  }
+  if (!liveAfter)
+    return std::nullopt;
+
+  // The strided backward data, if cuDNN's and oneDNN's size rule holds.
+  ContractionDesc folded = d;
+  for (int64_t j = 0; j < nsp; ++j) {
+    int64_t k = d.kernelSize[j], dil = d.dilation[j];
+    int64_t loInWindow = lo[2 + j] - start[j];
+    int64_t pad = (k - 1) * dil - loInWindow;
+    int64_t o = sizes[2 + j], stride = steps[2 + j], p = d.srcSize[j];
+    int64_t span = p + 2 * pad - (k - 1) * dil - 1;
+    if (loInWindow < 0 || pad < 0 || stride < 1 || span < 0 ||
+        span / stride + 1 != o)
+      return std::nullopt;
+    folded.dstSize[j] = o;
+    folded.stride[j] = stride;
+    folded.padBegin[j] = folded.padEnd[j] = pad;
+    folded.dstStrides[2 + j] = sStrides[2 + j];
+  }
+  folded.dstStrides[0] = sStrides[0];
+  folded.dstStrides[1] = sStrides[1];
+  d = folded;
+  m.in0 = &f.copy.getSourceMutable();
+  m.in0Offset = 0;
+  // R read by nothing else: its fill and copy go with op.
+  f.eraseSpread = llvm::all_of(rUsers, [&](Operation *user) {
+    if (user == f.fill || user == f.copy || user == target || user == op ||
+        isa<memref::DeallocOp>(user))
+      return true;
+    // The reshapes op reads R through.
+    return isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(user) &&
+           llvm::all_of(user->getUsers(),
+                        [&](Operation *u) { return u == op.getOperation(); });
+  });
+  return f;
 }
 
 struct RematLowerLibraryCallsPass
@@ -283,7 +484,9 @@ private:
     std::optional<remat::MatchedContraction> match =
         remat::matchContraction(op, why);
     linalg::FillOp zeroFill;
+    std::optional<FoldedSpread> spread;
     if (match) {
+      spread = foldZeroInsertion(op, *match);
       zeroFill = zeroFillBefore(op, match->out->get());
       match->desc.accumulate = !zeroFill;
       int64_t needed =
@@ -363,10 +566,24 @@ private:
     LLVM_DEBUG(llvm::dbgs() << getArgument() << ": " << desc.describe()
                             << " at " << loc << ": library call, workspace "
                             << planned << (zeroFill ? ", zero fill removed" : "")
+                            << (spread ? ", zero-inserted gradient folded" : "")
                             << "\n");
     if (zeroFill)
       zeroFill.erase();
     op.erase();
+    if (spread && spread->eraseSpread) {
+      Value r = spread->fill.getDpsInitOperand(0)->get();
+      Operation *target = spread->copy.getTarget().getDefiningOp();
+      spread->copy.erase();
+      spread->fill.erase();
+      if (target && target->use_empty())
+        target->erase();
+      // The reshapes the op read the spread through.
+      for (Operation *user : llvm::make_early_inc_range(r.getUsers()))
+        if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(user) &&
+            user->use_empty())
+          user->erase();
+    }
     return success();
   }
 };
