@@ -736,9 +736,78 @@ def gpu_build_model(a, entry, plans, outdir, env):
             run_entry["exe"] = exe + ".gz"
             run_entry["exe_bytes"], run_entry["exe_gz_bytes"] = gzip_executable(path)
         out["runs"].append(run_entry)
+    # The none executable again under other runtime settings (--gpu-env).
+    none_run = next((r for r in out["runs"] if r["solver"] == "none" and r.get("exe")), None)
+    for name, variables in a.gpu_env:
+        if none_run:
+            out["runs"].append(dict(none_run, plan="none (%s)" % name, env=variables))
+    if a.gpu_costs:
+        out["runs"] += gpu_build_costed_plans(a, model, plans, outdir, env)
     if a.gpu_profile:
         out["profile"] = gpu_build_profile(a, model, step, outdir, env)
     return out
+
+
+def gpu_build_costed_plans(a, model, plans, outdir, env):
+    """Executables of every plan but none solved on the costs the device
+    measured: a previous device run's per-op times (--gpu-costs, its
+    `profile.op_ns`) written back into that build's numbered step by
+    remat-apply-profiled-costs. Their predicted overhead is against none's
+    cost under the same costs."""
+    runs = []
+    with open(a.gpu_costs) as f:
+        device = json.load(f)
+    m = next((m for m in device.get("models", []) if m.get("model") == model), None)
+    op_ns = ((m or {}).get("profile") or {}).get("op_ns")
+    numbered = os.path.join(os.path.dirname(os.path.abspath(a.gpu_costs)),
+                            "%s.profile.numbered.mlir.gz" % model)
+    if not op_ns or not os.path.exists(numbered):
+        return [{"plan": "(GPU costs)", "solver": "-",
+                 "error": "no device profile or numbered step for %s in %s"
+                          % (model, os.path.dirname(a.gpu_costs))}]
+    work = tempfile.mkdtemp(prefix="gpu_costs.")
+    step = os.path.join(work, "%s.numbered.mlir" % model)
+    with gzip.open(numbered, "rb") as src, open(step, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    profile = os.path.join(work, "%s.device_profile.txt" % model)
+    with open(profile, "w") as f:
+        for op, ns in sorted(op_ns.items(), key=lambda kv: int(kv[0])):
+            f.write("remat-profile: op=%s ns=%d\n" % (op, ns))
+    costed = os.path.join(outdir, "%s.gpu_costs.mlir" % model)
+    rc, _, err, _ = run([a.remat_opt, step, "--remat-apply-profiled-costs=profile=" + profile,
+                         "-o", costed], timeout=a.timeout)
+    shutil.rmtree(work, ignore_errors=True)
+    if rc != 0:
+        return [{"plan": "(GPU costs)", "solver": "-",
+                 "error": "remat-apply-profiled-costs: " + first_error(err, rc)}]
+    none = report_plan(a, costed, Plan("none"), None)
+    none_cost = none.get("base_cost")
+    for plan in plans:
+        if plan.solver == "none":
+            continue
+        exe = "%s.%s.gpucost.exe" % (model, plan.slug())
+        path = os.path.join(outdir, exe)
+        cfg = {"budget_used": plan.budget, "checkpoint_all": none.get("checkpoint_all_peak_bytes")}
+        extra = ["--target=gpu", "--gpu-compile-only", "--gpu-format=cubin",
+                 "--gpu-chip=" + a.gpu_chip, "--gpu-executable=" + path]
+        log("%s: GPU executable %s on the device's costs" % (model, plan.text))
+        res = run_plan_with_fallback(a, env, costed, plan, cfg, a.gpu_repeat, extra)
+        entry = {"plan": plan.text + " (GPU costs)", "solver": plan.solver, "costs": "gpu",
+                 "budget": plan.budget, "budget_used": cfg["budget_used"],
+                 "fallback": cfg.get("fallback"), "repeat": a.gpu_repeat,
+                 "predicted_peak_bytes": res.get("predicted_peak_bytes"),
+                 "fixed_bytes": res.get("fixed_bytes"), "solver_chosen": res.get("solver_chosen"),
+                 "predicted_cost": res.get("predicted_cost"), "build_seconds": res.get("wall_s")}
+        if none_cost and res.get("predicted_cost"):
+            entry["predicted_overhead"] = res["predicted_cost"] / none_cost
+        if res.get("error") or not os.path.exists(path):
+            entry["error"] = res.get("error") or "no executable written"
+        else:
+            entry["exe"] = exe + ".gz"
+            entry["exe_bytes"], entry["exe_gz_bytes"] = gzip_executable(path)
+        runs.append(entry)
+    os.remove(costed)
+    return runs
 
 
 def gpu_build_profile(a, model, step, outdir, env):
@@ -765,7 +834,10 @@ def gpu_build_profile(a, model, step, outdir, env):
             continue
         ops.append({"id": op["profile_id"], "name": op["name"], "flops": op["cost"] or 0.0,
                     "reduction": op["reduction"], "text": lines[op["line"] - 1].strip()[:400]})
-    os.remove(numbered)
+    # Kept (gzipped) for --gpu-costs: the device's per-op times back as this
+    # step's costs (remat-apply-profiled-costs).
+    gzip_executable(numbered)
+    out["numbered"] = os.path.basename(numbered) + ".gz"
     name = "%s.profile_ops.json" % model
     with open(os.path.join(outdir, name), "w") as f:
         json.dump(ops, f, indent=0)
@@ -1032,6 +1104,14 @@ def parse_args(argv):
                         "on the device, and the ops it numbers (for the per-op-class table "
                         "and the library calls against PyTorch's own)")
     p.add_argument("--gpu-plans", help="plans of the GPU executables (default: --plans)")
+    p.add_argument("--gpu-env", action="append", default=[], metavar="NAME:VAR=VALUE[,VAR=VALUE]",
+                   help="with --gpu-build: the none executable run again with these "
+                        "environment variables, as plan 'none (NAME)' (repeatable; e.g. "
+                        "legacy:REMAT_CUDNN_API=legacy)")
+    p.add_argument("--gpu-costs", metavar="DEVICE_JSON",
+                   help="with --gpu-build: also every plan but none solved on the per-op "
+                        "times of a previous device run (its device_results.json, next to "
+                        "that build's M.profile.numbered.mlir.gz)")
     p.add_argument("--no-cpu-timing", action="store_true",
                    help="with --gpu-build: export and build only (one CPU run per model "
                         "for the reference results)")
@@ -1049,6 +1129,18 @@ def parse_args(argv):
         p.error("counts and sizes must be positive")
     if a.no_cpu_timing and not a.gpu_build:
         p.error("--no-cpu-timing only makes sense with --gpu-build")
+    if (a.gpu_env or a.gpu_costs) and not a.gpu_build:
+        p.error("--gpu-env and --gpu-costs only make sense with --gpu-build")
+    envs = []
+    for spec in a.gpu_env:
+        name, _, assignments = spec.partition(":")
+        pairs = [kv.partition("=") for kv in assignments.split(",") if kv]
+        if not name or not pairs or any(not k or not eq for k, eq, _ in pairs):
+            p.error("--gpu-env %s: expected NAME:VAR=VALUE[,VAR=VALUE]" % spec)
+        envs.append((name, {k: v for k, _, v in pairs}))
+    a.gpu_env = envs
+    if a.gpu_costs and not os.path.exists(a.gpu_costs):
+        p.error("--gpu-costs %s: no such file" % a.gpu_costs)
     if "unet" in a.models.split(",") and a.size % 8:
         p.error("the U-Net needs --size divisible by 8")
     return a
@@ -1079,7 +1171,8 @@ def main(argv):
                     os.path.join(a.gpu_build, "manifest.json")):
                 raise BenchError("--gpu-build %s: not empty and not a previous build" % a.gpu_build)
             for f in os.listdir(a.gpu_build):
-                if f.endswith((".exe", ".exe.gz", ".cpu_results.txt", ".profile_ops.json")) \
+                if f.endswith((".exe", ".exe.gz", ".cpu_results.txt", ".profile_ops.json",
+                               ".numbered.mlir.gz")) \
                         or f == "device_results.json":
                     os.remove(os.path.join(a.gpu_build, f))
     except BenchError as e:

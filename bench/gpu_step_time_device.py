@@ -417,13 +417,17 @@ def fmt(v, spec="%.3f"):
 
 
 def print_table(res):
-    head = ["model", "plan", "solver", "gpu_ms", "pt_gpu_ms", "ours/pt", "TFLOP/s",
-            "peak_MB", "peak==pred", "results_vs_cpu", "worst_rel", "bits_equal"]
+    head = ["model", "plan", "solver", "gpu_ms", "pt_gpu_ms", "ours/pt", "pred_ovh", "meas_ovh",
+            "TFLOP/s", "peak_MB", "peak==pred", "results_vs_cpu", "worst_rel", "bits_equal"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     notes = []
     for m in res["models"]:
         pt = (m.get("pytorch") or {}).get("step_seconds")
+        # Measured overhead: against the none executable without extra
+        # settings (the program every plan's predicted overhead is against).
+        none_s = next((r.get("step_seconds") for r in m["runs"]
+                       if r.get("solver") == "none" and not r.get("env")), None)
         for r in m["runs"]:
             s = r.get("step_seconds")
             cmp_ = r.get("compare") or {}
@@ -433,6 +437,8 @@ def print_table(res):
                 m["model"], r["plan"] + ("*" if r.get("fallback") else ""),
                 r.get("solver_chosen") or "-", fmt(s and s * 1e3, "%.2f"),
                 fmt(pt and pt * 1e3, "%.2f"), fmt(s / pt if s and pt else None, "%.2f"),
+                fmt(r.get("predicted_overhead"), "%.3f"),
+                fmt(s / none_s if s and none_s and r.get("solver") != "none" else None, "%.3f"),
                 fmt(r.get("tflops"), "%.2f"), fmt(peak and peak / 1e6, "%.2f"),
                 "-" if peak is None else ("yes" if peak == r.get("predicted_peak_bytes") else "NO"),
                 "-" if ok is None else ("ok" if ok else "FAIL"),

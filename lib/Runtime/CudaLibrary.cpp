@@ -1,16 +1,18 @@
 //===- CudaLibrary.cpp - cuBLAS and cuDNN behind remat_lib_contraction ----===//
 //
 // The CUDA runtime's remat_lib_contraction (LibraryCalls.h): matrix products
-// on cuBLAS, convolutions on cuDNN's convolution API, on the program's one
+// (and 1x1 convolutions) on cuBLAS, convolutions on cuDNN's graph API (or its
+// legacy convolution API, REMAT_CUDNN_API=legacy), on the program's one
 // stream (CudaRuntime.cpp), with the workspace the plan allocated
 // (GpuLibrary.h says how much) and nothing else:
 //
 // * cuBLAS gets the buffer through cublasSetWorkspace (after
 //   cublasSetStream, which resets it), so it never takes from its own pool
 //   during the step;
-// * cuDNN's algorithm is the fastest of its heuristic ranking
-//   (cudnnGet*Algorithm_v7) that is deterministic (results do not change from
-//   run to run, nor between plans that recompute) and fits the buffer.
+// * cuDNN's engine (graph API) or algorithm (legacy API) is the first of its
+//   heuristic ranking, or the fastest (REMAT_CUDNN_ALGO=measure), that is
+//   deterministic (results do not change from run to run, nor between plans
+//   that recompute) and fits the buffer.
 //
 // f32 runs in FMA math, not TF32 (REMAT_CUDA_ALLOW_TF32=1 allows it): the
 // results then agree with the CPU's to f32 rounding.
@@ -33,6 +35,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -379,6 +382,11 @@ struct ConvPlan {
   /// The graph API's execution plan (REMAT_CUDNN_API=graph); `algo` is then
   /// its engine's global index. Null: the legacy API's `algo`.
   BackendDescriptor graphPlan;
+  /// Variant packs by operand addresses (src, dst, weights, workspace): a
+  /// step calls a convolution on the same buffers every time (the arena's
+  /// offsets), so its pack is made once. At most kMaxPacks per plan.
+  mutable std::map<std::array<void *, 4>, BackendDescriptor> packs;
+  static constexpr size_t kMaxPacks = 64;
 };
 
 /// An activation's descriptor: (N, C, spatial...), at least 4 dimensions
@@ -757,10 +765,10 @@ std::vector<BackendDescriptor> engineConfigs(Cudnn &dnn,
   return configs;
 }
 
-/// Runs `plan` once on the program's stream.
-void executeGraphPlan(Cudnn &dnn, cudnnBackendDescriptor_t plan,
-                      const ContractionDesc &d, void *src, void *dst,
-                      void *weights, void *workspace) {
+/// The variant pack binding the graph's tensors to `src`, `dst`, `weights`
+/// and the workspace.
+BackendDescriptor variantPack(Cudnn &dnn, const ContractionDesc &d, void *src,
+                              void *dst, void *weights, void *workspace) {
   BackendDescriptor pack(dnn, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, d);
   int64_t ids[3] = {kSrcId, kDstId, kWeightId};
   void *pointers[3] = {src, dst, weights};
@@ -772,10 +780,16 @@ void executeGraphPlan(Cudnn &dnn, cudnnBackendDescriptor_t plan,
                CUDNN_TYPE_VOID_PTR, 1, &workspace, d);
   dnn.check(dnn.cudnnBackendFinalize(pack.get()),
             "cudnnBackendFinalize(variant pack)", d);
+  return pack;
+}
+
+/// Runs `plan` with `pack` on the program's stream.
+void executeGraphPlan(Cudnn &dnn, cudnnBackendDescriptor_t plan,
+                      cudnnBackendDescriptor_t pack, const ContractionDesc &d) {
   dnn.check(dnn.cudnnSetStream(dnn.handle, reinterpret_cast<cudaStream_t>(
                                                rematProgramStream())),
             "cudnnSetStream", d);
-  dnn.check(dnn.cudnnBackendExecute(dnn.handle, plan, pack.get()),
+  dnn.check(dnn.cudnnBackendExecute(dnn.handle, plan, pack),
             "cudnnBackendExecute", d);
 }
 
@@ -981,8 +995,9 @@ bool planGraphConv(const ContractionDesc &d, int64_t workspaceBytes,
         for (int run = 0; run < 4; ++run) {
           cuStreamSynchronize(stream);
           auto start = std::chrono::steady_clock::now();
-          executeGraphPlan(dnn, candidates[i].plan.get(), d, ops3.src,
-                           ops3.dst, ops3.weights, operands.workspace);
+          BackendDescriptor pack = variantPack(
+              dnn, d, ops3.src, ops3.dst, ops3.weights, operands.workspace);
+          executeGraphPlan(dnn, candidates[i].plan.get(), pack.get(), d);
           cuStreamSynchronize(stream);
           double s = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - start)
@@ -1079,7 +1094,10 @@ bool pointwiseConvAsGemm(const ContractionDesc &d, ContractionDesc &g) {
 
 /// Convolution plans by descriptor and workspace, made once per program.
 std::mutex planMutex;
-std::map<std::vector<int64_t>, std::unique_ptr<ConvPlan>> convPlans;
+/// Never destroyed: the plans' descriptors must not be destroyed at exit,
+/// after the program may have released the device.
+auto &convPlans =
+    *new std::map<std::vector<int64_t>, std::unique_ptr<ConvPlan>>();
 
 /// Convolution plans by descriptor, workspace and (graph API) the
 /// operands' alignment, made once per program: on the graph API where it
@@ -1102,6 +1120,26 @@ const ConvPlan &convPlan(const ContractionDesc &d, int64_t workspaceBytes,
   }
   plan = planConv(d, workspaceBytes, operands);
   return *plan;
+}
+
+/// The variant pack of a call: made once per operand addresses (up to
+/// ConvPlan::kMaxPacks), else for this call only (`scratch`).
+cudnnBackendDescriptor_t variantPackFor(Cudnn &dnn, const ConvPlan &plan,
+                                        const ContractionDesc &d,
+                                        const GraphOperands &o,
+                                        void *workspace) {
+  static BackendDescriptor &scratch = *new BackendDescriptor();
+  std::array<void *, 4> key = {o.src, o.dst, o.weights, workspace};
+  std::lock_guard<std::mutex> lock(planMutex);
+  auto &packs = plan.packs;
+  if (auto it = packs.find(key); it != packs.end())
+    return it->second.get();
+  BackendDescriptor pack =
+      variantPack(dnn, d, o.src, o.dst, o.weights, workspace);
+  if (packs.size() < ConvPlan::kMaxPacks)
+    return packs.emplace(key, std::move(pack)).first->second.get();
+  scratch = std::move(pack);
+  return scratch.get();
 }
 
 } // namespace
@@ -1139,8 +1177,9 @@ extern "C" void remat_lib_contraction(const int64_t *encoded, void *in0,
                    std::to_string(workspaceBytes));
   if (graph) {
     GraphOperands o = graphOperands(desc, in0, in1, out);
-    executeGraphPlan(Cudnn::get(), plan.graphPlan.get(), desc, o.src, o.dst,
-                     o.weights, workspace);
+    Cudnn &dnn = Cudnn::get();
+    executeGraphPlan(dnn, plan.graphPlan.get(),
+                     variantPackFor(dnn, plan, desc, o, workspace), desc);
     return;
   }
   runConv(desc, plan, in0, in1, out, workspace);

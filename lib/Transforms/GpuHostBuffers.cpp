@@ -28,6 +28,7 @@
 
 namespace remat {
 #define GEN_PASS_DEF_REMATHOSTBUFFERSTOGPUPASS
+#define GEN_PASS_DEF_REMATGPUASYNCLIBRARYCALLSPASS
 #include "remat/Transforms/Passes.h.inc"
 } // namespace remat
 
@@ -257,3 +258,38 @@ void RematHostBuffersToGpuPass::runOnOperation() {
   if (!ok)
     signalPassFailure();
 }
+
+namespace {
+
+/// See Passes.td: the blocking waits in front of library calls.
+struct RematGpuAsyncLibraryCallsPass
+    : remat::impl::RematGpuAsyncLibraryCallsPassBase<
+          RematGpuAsyncLibraryCallsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<gpu::WaitOp> dropped;
+    getOperation().walk([&](func::CallOp call) {
+      if (call.getCallee() != "remat_lib_contraction")
+        return;
+      // The op before the call with side effects, the pure ones between
+      // (descriptor addresses, pointer arithmetic, views) skipped.
+      for (Operation *prev = call->getPrevNode(); prev;
+           prev = prev->getPrevNode()) {
+        if (isMemoryEffectFree(prev))
+          continue;
+        auto wait = dyn_cast<gpu::WaitOp>(prev);
+        if (wait && !wait.getAsyncToken())
+          dropped.push_back(wait);
+        break;
+      }
+    });
+    for (gpu::WaitOp wait : dropped)
+      wait.erase();
+    LLVM_DEBUG(llvm::dbgs() << "remat-gpu-async-library-calls: "
+                            << dropped.size()
+                            << " host synchronizations removed\n");
+  }
+};
+
+} // namespace

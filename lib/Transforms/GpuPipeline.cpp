@@ -116,6 +116,10 @@ void remat::buildLowerBufferizedToGpuPipeline(
   // async token threaded through each block (one stream, program order).
   pm.addPass(createRematHostBuffersToGpuPass());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  // Library calls queue on the program's one stream: no host wait before
+  // them.
+  if (options.kernels == KernelMode::Library)
+    pm.addPass(createRematGpuAsyncLibraryCallsPass());
 
   // --- Device code to NVVM. Structured control flow, affine index
   // arithmetic and strided metadata first (host and device alike).

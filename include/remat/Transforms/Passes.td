@@ -867,4 +867,27 @@ def RematHostBuffersToGpuPass
                            "mlir::func::FuncDialect"];
 }
 
+def RematGpuAsyncLibraryCallsPass
+    : Pass<"remat-gpu-async-library-calls", "mlir::ModuleOp"> {
+  let summary = "Drop the host synchronization before each library call";
+  let description = [{
+    Runs after `gpu-async-region`, which puts a blocking `gpu.wait` (a host
+    synchronization: `mgpuStreamSynchronize`) before every host call, the
+    runtime's `remat_lib_contraction` included: about one per convolution,
+    60 per step of resnet18, each of which empties the GPU's queue and
+    exposes the launch latency of what follows. The project's CUDA runtime
+    runs every stream of the program as its one stream (`mgpuStreamCreate`)
+    and queues the library's work on that stream (CudaLibrary.cpp), so the
+    call is ordered after the kernels before it and before the ones after it
+    without the host waiting: this pass removes a blocking `gpu.wait` when
+    the next op with side effects after it is such a call. Every other
+    synchronization stays (calls of other functions, returns, host reads).
+
+    Only for programs linked with the project's CUDA runtime (remat-run
+    --target=gpu, `remat-lower-to-gpu`); with upstream's runtime wrappers
+    (one CUDA stream per token) the waits are needed.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
 #endif // REMAT_TRANSFORMS_PASSES

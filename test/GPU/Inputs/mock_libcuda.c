@@ -9,6 +9,7 @@
  *   mock-cuda: modules=<loaded>/<unloaded> launches=N threads=T
  *     streams=<created>/<destroyed> events=<created>/<destroyed>
  *     allocs=A frees=F async_allocs=AA live=<bytes never freed>
+ *     syncs=S (host synchronizations: cuStreamSynchronize, cuCtxSynchronize)
  * and any misuse (unknown pointer freed, stream used after destruction, a
  * kernel module that is not PTX for the expected target, a launch with more
  * than 1024 threads per block) prints `mock-cuda: error: ...` and exits 3.
@@ -28,7 +29,7 @@ typedef unsigned long long CUdeviceptr;
 
 static long modulesLoaded, modulesUnloaded, launches, streamsCreated,
     streamsDestroyed, eventsCreated, eventsDestroyed, allocs, frees,
-    asyncAllocs;
+    asyncAllocs, syncs;
 static unsigned long long threads;
 static long long liveBytes;
 
@@ -78,10 +79,11 @@ static void checkStream(void *s) {
 __attribute__((destructor)) static void report(void) {
   fflush(stdout);
   printf("mock-cuda: modules=%ld/%ld launches=%ld threads=%llu streams=%ld/%ld "
-         "events=%ld/%ld allocs=%ld frees=%ld async_allocs=%ld live=%lld\n",
+         "events=%ld/%ld allocs=%ld frees=%ld async_allocs=%ld live=%lld "
+         "syncs=%ld\n",
          modulesLoaded, modulesUnloaded, launches, threads, streamsCreated,
          streamsDestroyed, eventsCreated, eventsDestroyed, allocs, frees,
-         asyncAllocs, liveBytes);
+         asyncAllocs, liveBytes, syncs);
   fflush(stdout);
 }
 
@@ -94,7 +96,7 @@ CUresult cuDevicePrimaryCtxRetain(void **ctx, CUdevice d) {
   return 0;
 }
 CUresult cuCtxSetCurrent(void *ctx) { return ctx ? 0 : 201; }
-CUresult cuCtxSynchronize(void) { return 0; }
+CUresult cuCtxSynchronize(void) { ++syncs; return 0; }
 CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
   (void)d;
   snprintf(name, (size_t)len, "Mock GPU");
@@ -201,7 +203,11 @@ CUresult cuStreamDestroy_v2(void *s) {
   fail("destroy of a stream that does not exist");
   return 1;
 }
-CUresult cuStreamSynchronize(void *s) { checkStream(s); return 0; }
+CUresult cuStreamSynchronize(void *s) {
+  checkStream(s);
+  ++syncs;
+  return 0;
+}
 CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) {
   (void)e; (void)flags;
   checkStream(s);
