@@ -587,12 +587,13 @@ void storeReference(const ContractionDesc &d, const Reference &ref,
   }
 }
 
-/// REMAT_LIB_CHECK: oneDNN's `out` against the reference; one line (ok or
-/// MISMATCH) per descriptor, at its first call.
+/// REMAT_LIB_CHECK: oneDNN's `out` against the reference, at every call;
+/// per descriptor one ok line (its first call) and one MISMATCH line (its
+/// first call that mismatches, whichever call that is).
 void checkAgainstReference(const ContractionDesc &d, const Reference &ref,
                            const void *out) {
   static std::mutex mutex;
-  static std::set<std::vector<int64_t>> reported;
+  static std::set<std::vector<int64_t>> reportedOk, reportedMismatch;
   double tolerance = d.type == ElementType::F32 ? 1e-3 : 1e-9;
   double worst = 0;
   size_t worstAt = 0;
@@ -606,13 +607,14 @@ void checkAgainstReference(const ContractionDesc &d, const Reference &ref,
     }
   }
   std::lock_guard<std::mutex> lock(mutex);
-  if (!reported.insert(d.encode()).second)
-    return;
   if (worst <= tolerance) {
-    std::fprintf(stderr, "remat-lib-check: ok %s (worst %.3g)\n",
-                 d.describe().c_str(), worst);
+    if (reportedOk.insert(d.encode()).second)
+      std::fprintf(stderr, "remat-lib-check: ok %s (worst %.3g)\n",
+                   d.describe().c_str(), worst);
     return;
   }
+  if (!reportedMismatch.insert(d.encode()).second)
+    return;
   std::fprintf(stderr,
                "remat-lib-check: MISMATCH %s: element %zu: oneDNN %.9g, "
                "reference %.9g (error %.3g of the terms' magnitude %.3g)\n",
