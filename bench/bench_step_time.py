@@ -713,6 +713,8 @@ def gpu_build_model(a, entry, plans, outdir, env):
         out["cpu_results"] = name
     none_cost = None
     for plan in plans:
+        if a.gpu_costs_only and plan.solver != "none":
+            continue
         exe = "%s.%s.exe" % (model, plan.slug())
         path = os.path.join(outdir, exe)
         cfg = {"budget_used": plan.budget,
@@ -1108,6 +1110,8 @@ def parse_args(argv):
                    help="with --gpu-build: the none executable run again with these "
                         "environment variables, as plan 'none (NAME)' (repeatable; e.g. "
                         "legacy:REMAT_CUDNN_API=legacy)")
+    p.add_argument("--gpu-costs-only", action="store_true",
+                   help="with --gpu-costs: of the plans on FLOP costs, build none only")
     p.add_argument("--gpu-costs", metavar="DEVICE_JSON",
                    help="with --gpu-build: also every plan but none solved on the per-op "
                         "times of a previous device run (its device_results.json, next to "
@@ -1139,6 +1143,8 @@ def parse_args(argv):
             p.error("--gpu-env %s: expected NAME:VAR=VALUE[,VAR=VALUE]" % spec)
         envs.append((name, {k: v for k, _, v in pairs}))
     a.gpu_env = envs
+    if a.gpu_costs_only and not a.gpu_costs:
+        p.error("--gpu-costs-only needs --gpu-costs")
     if a.gpu_costs and not os.path.exists(a.gpu_costs):
         p.error("--gpu-costs %s: no such file" % a.gpu_costs)
     if "unet" in a.models.split(",") and a.size % 8:
