@@ -14,6 +14,10 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -28,6 +32,7 @@
 
 namespace remat {
 #define GEN_PASS_DEF_REMATMAPPARALLELLOOPSTOGPUPASS
+#define GEN_PASS_DEF_REMATFUSEPARALLELLOOPSPASS
 #include "remat/Transforms/Passes.h.inc"
 } // namespace remat
 
@@ -157,3 +162,205 @@ void RematMapParallelLoopsToGpuPass::runOnOperation() {
     (void)applyOpPatternsGreedily(stepOps, FrozenRewritePatternSet(), config);
   }
 }
+
+//===----------------------------------------------------------------------===//
+// remat-fuse-parallel-loops
+//===----------------------------------------------------------------------===//
+
+#undef DEBUG_TYPE
+#define DEBUG_TYPE "remat-fuse-parallel-loops"
+
+namespace {
+
+/// Where a buffer lives, as far as overlaps go.
+struct BufferLocation {
+  enum Kind { Unknown, Argument, Allocation, CallResult, Global, ArenaSlice };
+  Kind kind = Unknown;
+  /// The argument, allocation, call result or arena the buffer is in.
+  Value root;
+  /// Globals: the symbol.
+  StringRef symbol;
+  /// Arena slices: the bytes [begin, end) of the arena.
+  int64_t begin = 0, end = 0;
+};
+
+/// The location of `buffer`, through the views that stay inside their
+/// source (subviews, reshapes, casts).
+BufferLocation locate(Value buffer) {
+  while (Operation *def = buffer.getDefiningOp()) {
+    if (!isa<memref::SubViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
+             memref::CastOp, memref::ReinterpretCastOp>(def))
+      break;
+    buffer = def->getOperand(0);
+  }
+  BufferLocation l;
+  l.root = buffer;
+  if (isa<BlockArgument>(buffer)) {
+    l.kind = BufferLocation::Argument;
+    return l;
+  }
+  Operation *def = buffer.getDefiningOp();
+  if (isa<memref::AllocOp, memref::AllocaOp>(def)) {
+    l.kind = BufferLocation::Allocation;
+  } else if (isa<func::CallOp>(def)) {
+    l.kind = BufferLocation::CallResult;
+  } else if (auto global = dyn_cast<memref::GetGlobalOp>(def)) {
+    l.kind = BufferLocation::Global;
+    l.symbol = global.getName();
+  } else if (auto view = dyn_cast<memref::ViewOp>(def)) {
+    // A slice of an arena at a constant byte offset, of a static size.
+    auto type = view.getType();
+    std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
+    if (!shift || !type.hasStaticShape() || !view.getSizes().empty() ||
+        !type.getElementType().isIntOrFloat())
+      return BufferLocation();
+    l.kind = BufferLocation::ArenaSlice;
+    l.root = view.getSource();
+    l.begin = *shift;
+    l.end = *shift + type.getNumElements() *
+                         ((type.getElementTypeBitWidth() + 7) / 8);
+  }
+  return l;
+}
+
+/// Whether `a` and `b` may share memory.
+bool mayOverlap(Value a, Value b) {
+  BufferLocation x = locate(a), y = locate(b);
+  if (x.kind == BufferLocation::Unknown || y.kind == BufferLocation::Unknown)
+    return true;
+  // Arguments come from the caller, which may pass one buffer twice.
+  if (x.kind == BufferLocation::Argument && y.kind == BufferLocation::Argument)
+    return true;
+  if (x.kind != y.kind)
+    return false; // an argument, a fresh allocation, a global: distinct
+  switch (x.kind) {
+  case BufferLocation::Global:
+    return x.symbol == y.symbol;
+  case BufferLocation::ArenaSlice:
+    return x.root == y.root && x.begin < y.end && y.begin < x.end;
+  default:
+    return x.root == y.root;
+  }
+}
+
+/// One memory access of a loop body.
+struct Access {
+  Value buffer;
+  ValueRange indices;
+  bool write;
+};
+
+/// The accesses of `loop`'s body, or nullopt when it touches memory other
+/// than by memref.load and memref.store (or nests another scf.parallel).
+std::optional<SmallVector<Access>> accessesOf(scf::ParallelOp loop) {
+  SmallVector<Access> accesses;
+  bool ok = true;
+  loop.getBody()->walk([&](Operation *op) {
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      accesses.push_back({load.getMemRef(), load.getIndices(), false});
+    } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      accesses.push_back({store.getMemRef(), store.getIndices(), true});
+    } else if (isa<scf::ParallelOp>(op) ||
+               (op->getNumRegions() == 0 && !isMemoryEffectFree(op))) {
+      ok = false;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (!ok)
+    return std::nullopt;
+  return accesses;
+}
+
+bool sameBound(Value a, Value b) {
+  if (a == b)
+    return true;
+  std::optional<int64_t> x = getConstantIntValue(a), y = getConstantIntValue(b);
+  return x && y && *x == *y;
+}
+
+bool sameIterations(scf::ParallelOp a, scf::ParallelOp b) {
+  if (a.getNumLoops() != b.getNumLoops() || a.getNumResults() != 0 ||
+      b.getNumResults() != 0 || !a->getDiscardableAttrDictionary().empty() ||
+      !b->getDiscardableAttrDictionary().empty())
+    return false;
+  for (unsigned i = 0; i < a.getNumLoops(); ++i)
+    if (!sameBound(a.getLowerBound()[i], b.getLowerBound()[i]) ||
+        !sameBound(a.getUpperBound()[i], b.getUpperBound()[i]) ||
+        !sameBound(a.getStep()[i], b.getStep()[i]))
+      return false;
+  return true;
+}
+
+/// Whether every store of one loop and every access of the other touch
+/// either the same buffer at the same element or buffers that cannot
+/// overlap; `firstToSecond` maps the first loop's induction variables to
+/// the second's.
+bool independentExceptSameElement(ArrayRef<Access> first,
+                                  ArrayRef<Access> second,
+                                  const IRMapping &firstToSecond) {
+  auto compatible = [&](const Access &x, const Access &y) {
+    if (x.buffer != y.buffer)
+      return !mayOverlap(x.buffer, y.buffer);
+    if (x.indices.size() != y.indices.size())
+      return false;
+    for (auto [i, j] : llvm::zip(x.indices, y.indices))
+      if (firstToSecond.lookupOrDefault(i) != j)
+        return false;
+    return true;
+  };
+  for (const Access &x : first)
+    for (const Access &y : second)
+      if ((x.write || y.write) && !compatible(x, y))
+        return false;
+  return true;
+}
+
+struct RematFuseParallelLoopsPass
+    : remat::impl::RematFuseParallelLoopsPassBase<RematFuseParallelLoopsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    unsigned fused = 0;
+    getOperation()->walk([&](Block *block) {
+      scf::ParallelOp previous;
+      for (Operation &op : llvm::make_early_inc_range(*block)) {
+        auto loop = dyn_cast<scf::ParallelOp>(op);
+        if (!loop) {
+          // Views, constants, index arithmetic between two loops are fine;
+          // anything that touches memory (or a region) ends the chain.
+          if (!isMemoryEffectFree(&op) || op.getNumRegions() != 0)
+            previous = nullptr;
+          continue;
+        }
+        if (previous && tryFuse(previous, loop))
+          ++fused;
+        previous = loop;
+      }
+    });
+    LLVM_DEBUG(llvm::dbgs() << "remat-fuse-parallel-loops: " << fused
+                            << " loops fused into the next\n");
+  }
+
+private:
+  /// Moves `first`'s body to the start of `second`'s when legal.
+  bool tryFuse(scf::ParallelOp first, scf::ParallelOp second) {
+    if (!sameIterations(first, second))
+      return false;
+    std::optional<SmallVector<Access>> a = accessesOf(first);
+    std::optional<SmallVector<Access>> b = accessesOf(second);
+    if (!a || !b)
+      return false;
+    IRMapping firstToSecond;
+    firstToSecond.map(first.getInductionVars(), second.getInductionVars());
+    if (!independentExceptSameElement(*a, *b, firstToSecond))
+      return false;
+    OpBuilder builder(second.getBody(), second.getBody()->begin());
+    for (Operation &op : first.getBody()->without_terminator())
+      builder.clone(op, firstToSecond);
+    first.erase();
+    return true;
+  }
+};
+
+} // namespace

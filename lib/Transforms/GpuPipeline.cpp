@@ -102,6 +102,9 @@ void remat::buildLowerBufferizedToGpuPipeline(
     pm.addNestedPass<func::FuncOp>(createRematGpuBlockReductionsPass());
   pm.addNestedPass<func::FuncOp>(createRematPrepareLinalgForGpuPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  // Adjacent loops over the same iterations as one kernel.
+  if (options.fuseLoops)
+    pm.addNestedPass<func::FuncOp>(createRematFuseParallelLoopsPass());
   RematMapParallelLoopsToGpuPassOptions mapOptions;
   mapOptions.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(

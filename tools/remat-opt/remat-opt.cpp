@@ -47,6 +47,9 @@ int main(int argc, char **argv) {
   mlir::registerArithToLLVMConversionPass();
   mlir::registerConvertControlFlowToLLVMPass();
   mlir::registerReconcileUnrealizedCastsPass();
+  // What remat-lower-to-cpu does with math ops (tests that lower by hand).
+  mlir::registerConvertMathToLLVMPass();
+  mlir::registerConvertMathToLibmPass();
   // The upstream steps of remat-lower-to-gpu, for tests and custom pipelines
   // (the GPU/NVVM dialects and translations come with registerRematDialects).
   mlir::registerGPUPasses();

@@ -58,6 +58,12 @@ struct RematGpuPipelineOptions
                              llvm::cl::desc("Who runs the contractions"),
                              llvm::cl::init(KernelMode::Library),
                              llvm::cl::values(REMAT_KERNEL_MODE_VALUES)};
+  Option<bool> fuseLoops{
+      *this, "fuse-loops",
+      llvm::cl::desc("Adjacent loops over the same iterations as one kernel "
+                     "(remat-fuse-parallel-loops; false: one kernel per "
+                     "linalg op)"),
+      llvm::cl::init(true)};
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("Target GPU (NVVM chip)"),
                            llvm::cl::init("sm_90")};

@@ -805,6 +805,42 @@ def RematGpuBlockReductionsPass
                            "mlir::memref::MemRefDialect"];
 }
 
+def RematFuseParallelLoopsPass
+    : InterfacePass<"remat-fuse-parallel-loops", "mlir::FunctionOpInterface"> {
+  let summary = "Fuse adjacent scf.parallel loops over the same iterations "
+                "(one GPU kernel instead of several)";
+  let description = [{
+    Runs on buffers after `convert-linalg-to-parallel-loops`, before the loops
+    are mapped to the GPU: every linalg op is one `scf.parallel` and becomes
+    one kernel launch, and most of a step's launches are small elementwise
+    ops, fills and copies over the same iteration space one after the other
+    (a batch norm's fills, statistics and scaling, an activation and its
+    mask). Two adjacent loops (only side-effect-free ops such as views and
+    constants between them) are fused into one when
+
+    * their bounds and steps are equal (the same values, or equal
+      constants), neither contains a nested `scf.parallel`, and their bodies
+      touch memory only through `memref.load` / `memref.store` (loops and
+      conditionals around them allowed);
+    * for every store of one loop and every load or store of the other: the
+      same buffer value is accessed at the same indices (the loops'
+      induction variables or values defined outside, position by position),
+      else the two buffers cannot overlap.
+
+    Then every iteration of the fused loop does the first loop's work and
+    the second's on the same element, and no iteration reads or writes what
+    another iteration of the other loop writes: the results are those of
+    the two loops in sequence. Buffers cannot overlap when they are
+    different function arguments, different allocations, results of
+    different calls (the runtime's device constants), or slices of the
+    arena (`memref.view` at constant byte offsets) whose byte ranges are
+    disjoint: the arena placement's offsets say exactly which buffers share
+    memory. Nothing is allocated, freed or moved: the memory plan is
+    unchanged. Chains fuse pairwise in program order.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect"];
+}
+
 def RematMapParallelLoopsToGpuPass
     : InterfacePass<"remat-map-parallel-loops-to-gpu", "mlir::FunctionOpInterface"> {
   let summary = "Tile outermost scf.parallel loops into thread blocks and map "
