@@ -161,7 +161,6 @@ linalg::FillOp zeroFillBefore(Operation *op, Value buffer) {
   return nullptr;
 }
 
-
 /// The buffer a chain of views keeps the base pointer of (subviews,
 /// reshapes, casts): a memref.alloc, an arena slice (memref.view) or a block
 /// argument.
@@ -196,8 +195,8 @@ struct FoldedSpread {
 /// kernel over a zero-inserted copy of the gradient (torch_export's
 /// `place`: a buffer R filled with zero, the gradient S copied into
 /// R[.., lo + o*s]), which matchContraction describes as a stride-1
-/// backward data with padding (K-1)*d over R: s^d times the multiply-adds
-/// of the convolution, most of them on zeros. When R is exactly that (the
+/// backward data with padding (K-1)*d over R: s^2 times the multiply-adds
+/// of the convolution for two spatial dimensions, most of them on zeros. When R is exactly that (the
 /// fill and the copy are the only writes to R before `op`, R is read whole
 /// in its own layout) and S is still live at `op` in the plan (a later use
 /// in the block, or a function argument) and not written in between, the
