@@ -790,8 +790,9 @@ def gpu_build_costed_plans(a, model, plans, outdir, env):
         exe = "%s.%s.gpucost.exe" % (model, plan.slug())
         path = os.path.join(outdir, exe)
         cfg = {"budget_used": plan.budget, "checkpoint_all": none.get("checkpoint_all_peak_bytes")}
+        # --print-ir: the plan's predicted cost (remat.predicted_cost).
         extra = ["--target=gpu", "--gpu-compile-only", "--gpu-format=cubin",
-                 "--gpu-chip=" + a.gpu_chip, "--gpu-executable=" + path]
+                 "--gpu-chip=" + a.gpu_chip, "--gpu-executable=" + path, "--print-ir"]
         log("%s: GPU executable %s on the device's costs" % (model, plan.text))
         res = run_plan_with_fallback(a, env, costed, plan, cfg, a.gpu_repeat, extra)
         entry = {"plan": plan.text + " (GPU costs)", "solver": plan.solver, "costs": "gpu",
