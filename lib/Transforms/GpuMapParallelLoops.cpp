@@ -292,13 +292,30 @@ bool sameIterations(scf::ParallelOp a, scf::ParallelOp b) {
   return true;
 }
 
+/// The induction variables of `loop` whose dimension has more than one
+/// iteration (or an unknown count).
+SmallVector<Value> varyingInductionVars(scf::ParallelOp loop) {
+  SmallVector<Value> varying;
+  for (unsigned i = 0; i < loop.getNumLoops(); ++i) {
+    std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()[i]);
+    std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound()[i]);
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep()[i]);
+    if (!lb || !ub || !step || *ub - *lb > *step)
+      varying.push_back(loop.getInductionVars()[i]);
+  }
+  return varying;
+}
+
 /// Whether every store of one loop and every access of the other touch
 /// either the same buffer at the same element or buffers that cannot
 /// overlap; `firstToSecond` maps the first loop's induction variables to
-/// the second's.
+/// the second's, `varying` are the second's that take several values. The
+/// same element must be indexed by every varying induction variable, so
+/// that no two iterations share it.
 bool independentExceptSameElement(ArrayRef<Access> first,
                                   ArrayRef<Access> second,
-                                  const IRMapping &firstToSecond) {
+                                  const IRMapping &firstToSecond,
+                                  ArrayRef<Value> varying) {
   auto compatible = [&](const Access &x, const Access &y) {
     if (x.buffer != y.buffer)
       return !mayOverlap(x.buffer, y.buffer);
@@ -307,7 +324,9 @@ bool independentExceptSameElement(ArrayRef<Access> first,
     for (auto [i, j] : llvm::zip(x.indices, y.indices))
       if (firstToSecond.lookupOrDefault(i) != j)
         return false;
-    return true;
+    return llvm::all_of(varying, [&](Value iv) {
+      return llvm::is_contained(y.indices, iv);
+    });
   };
   for (const Access &x : first)
     for (const Access &y : second)
@@ -353,7 +372,8 @@ private:
       return false;
     IRMapping firstToSecond;
     firstToSecond.map(first.getInductionVars(), second.getInductionVars());
-    if (!independentExceptSameElement(*a, *b, firstToSecond))
+    if (!independentExceptSameElement(*a, *b, firstToSecond,
+                                      varyingInductionVars(second)))
       return false;
     OpBuilder builder(second.getBody(), second.getBody()->begin());
     for (Operation &op : first.getBody()->without_terminator())

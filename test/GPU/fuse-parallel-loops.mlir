@@ -138,3 +138,32 @@ func.func @separated(%x: memref<64xf32>, %y: memref<32xf32>) {
   }
   return
 }
+
+// -----
+
+// The same element in every iteration (a scalar the first loop writes and
+// the second reads): no two iterations may share it. Not fused.
+// CHECK-LABEL: func.func @shared_element
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+func.func @shared_element(%x: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %arena = memref.alloc() : memref<1024xi8>
+  %o0 = arith.constant 0 : index
+  %o512 = arith.constant 512 : index
+  %s = memref.view %arena[%o0][] : memref<1024xi8> to memref<f32>
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %v = memref.load %x[%i] : memref<64xf32>
+    memref.store %v, %s[] : memref<f32>
+    scf.reduce
+  }
+  %b = memref.view %arena[%o512][] : memref<1024xi8> to memref<64xf32>
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %v = memref.load %s[] : memref<f32>
+    memref.store %v, %b[%i] : memref<64xf32>
+    scf.reduce
+  }
+  return
+}

@@ -824,8 +824,10 @@ def RematFuseParallelLoopsPass
       conditionals around them allowed);
     * for every store of one loop and every load or store of the other: the
       same buffer value is accessed at the same indices (the loops'
-      induction variables or values defined outside, position by position),
-      else the two buffers cannot overlap.
+      induction variables or values defined outside, position by position,
+      every induction variable of more than one iteration among them: no
+      two iterations share the element), else the two buffers cannot
+      overlap.
 
     Then every iteration of the fused loop does the first loop's work and
     the second's on the same element, and no iteration reads or writes what
