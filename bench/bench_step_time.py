@@ -715,28 +715,12 @@ def gpu_build_model(a, entry, plans, outdir, env):
     for plan in plans:
         if a.gpu_costs_only and plan.solver != "none":
             continue
-        exe = "%s.%s.exe" % (model, plan.slug())
-        path = os.path.join(outdir, exe)
-        cfg = {"budget_used": plan.budget,
-               "checkpoint_all": entry.get("checkpoint_all_peak_bytes")}
-        extra = ["--target=gpu", "--gpu-compile-only", "--gpu-format=cubin",
-                 "--gpu-chip=" + a.gpu_chip, "--gpu-executable=" + path, "--print-ir"]
         log("%s: GPU executable %s" % (model, plan.text))
-        res = run_plan_with_fallback(a, env, step, plan, cfg, a.gpu_repeat, extra)
-        run_entry = {"plan": plan.text, "solver": plan.solver, "budget": plan.budget,
-                     "budget_used": cfg["budget_used"], "fallback": cfg.get("fallback"),
-                     "repeat": a.gpu_repeat, "predicted_peak_bytes": res.get("predicted_peak_bytes"),
-                     "fixed_bytes": res.get("fixed_bytes"), "solver_chosen": res.get("solver_chosen"),
-                     "predicted_cost": res.get("predicted_cost"), "build_seconds": res.get("wall_s")}
+        run_entry = gpu_build_plan(a, env, step, plan, entry.get("checkpoint_all_peak_bytes"),
+                                   outdir, "%s.%s.exe" % (model, plan.slug()), plan.text,
+                                   none_cost)
         if plan.solver == "none":
-            none_cost = res.get("predicted_cost")
-        if none_cost and res.get("predicted_cost"):
-            run_entry["predicted_overhead"] = res["predicted_cost"] / none_cost
-        if res.get("error") or not os.path.exists(path):
-            run_entry["error"] = res.get("error") or "no executable written"
-        else:
-            run_entry["exe"] = exe + ".gz"
-            run_entry["exe_bytes"], run_entry["exe_gz_bytes"] = gzip_executable(path)
+            none_cost = run_entry.get("predicted_cost")
         out["runs"].append(run_entry)
     # The none executable again under other runtime settings (--gpu-env).
     none_run = next((r for r in out["runs"] if r["solver"] == "none" and r.get("exe")), None)
@@ -748,6 +732,31 @@ def gpu_build_model(a, entry, plans, outdir, env):
     if a.gpu_profile:
         out["profile"] = gpu_build_profile(a, model, step, outdir, env)
     return out
+
+
+def gpu_build_plan(a, env, step, plan, checkpoint_all, outdir, exe, label, none_cost):
+    """One plan's GPU executable (gzipped into outdir as exe.gz) and its
+    manifest run: budget used (after a fallback), predictions (--print-ir:
+    the plan's cost; its overhead against `none_cost`)."""
+    path = os.path.join(outdir, exe)
+    cfg = {"budget_used": plan.budget, "checkpoint_all": checkpoint_all}
+    extra = ["--target=gpu", "--gpu-compile-only", "--gpu-format=cubin",
+             "--gpu-chip=" + a.gpu_chip, "--gpu-executable=" + path, "--print-ir"]
+    res = run_plan_with_fallback(a, env, step, plan, cfg, a.gpu_repeat, extra)
+    run_entry = {"plan": label, "solver": plan.solver, "budget": plan.budget,
+                 "budget_used": cfg["budget_used"], "fallback": cfg.get("fallback"),
+                 "repeat": a.gpu_repeat, "predicted_peak_bytes": res.get("predicted_peak_bytes"),
+                 "fixed_bytes": res.get("fixed_bytes"), "solver_chosen": res.get("solver_chosen"),
+                 "predicted_cost": res.get("predicted_cost"), "build_seconds": res.get("wall_s")}
+    base = none_cost if plan.solver != "none" else res.get("predicted_cost")
+    if base and res.get("predicted_cost"):
+        run_entry["predicted_overhead"] = res["predicted_cost"] / base
+    if res.get("error") or not os.path.exists(path):
+        run_entry["error"] = res.get("error") or "no executable written"
+    else:
+        run_entry["exe"] = exe + ".gz"
+        run_entry["exe_bytes"], run_entry["exe_gz_bytes"] = gzip_executable(path)
+    return run_entry
 
 
 def gpu_build_costed_plans(a, model, plans, outdir, env):
@@ -787,27 +796,11 @@ def gpu_build_costed_plans(a, model, plans, outdir, env):
     for plan in plans:
         if plan.solver == "none":
             continue
-        exe = "%s.%s.gpucost.exe" % (model, plan.slug())
-        path = os.path.join(outdir, exe)
-        cfg = {"budget_used": plan.budget, "checkpoint_all": none.get("checkpoint_all_peak_bytes")}
-        # --print-ir: the plan's predicted cost (remat.predicted_cost).
-        extra = ["--target=gpu", "--gpu-compile-only", "--gpu-format=cubin",
-                 "--gpu-chip=" + a.gpu_chip, "--gpu-executable=" + path, "--print-ir"]
         log("%s: GPU executable %s on the device's costs" % (model, plan.text))
-        res = run_plan_with_fallback(a, env, costed, plan, cfg, a.gpu_repeat, extra)
-        entry = {"plan": plan.text + " (GPU costs)", "solver": plan.solver, "costs": "gpu",
-                 "budget": plan.budget, "budget_used": cfg["budget_used"],
-                 "fallback": cfg.get("fallback"), "repeat": a.gpu_repeat,
-                 "predicted_peak_bytes": res.get("predicted_peak_bytes"),
-                 "fixed_bytes": res.get("fixed_bytes"), "solver_chosen": res.get("solver_chosen"),
-                 "predicted_cost": res.get("predicted_cost"), "build_seconds": res.get("wall_s")}
-        if none_cost and res.get("predicted_cost"):
-            entry["predicted_overhead"] = res["predicted_cost"] / none_cost
-        if res.get("error") or not os.path.exists(path):
-            entry["error"] = res.get("error") or "no executable written"
-        else:
-            entry["exe"] = exe + ".gz"
-            entry["exe_bytes"], entry["exe_gz_bytes"] = gzip_executable(path)
+        entry = gpu_build_plan(a, env, costed, plan, none.get("checkpoint_all_peak_bytes"), outdir,
+                               "%s.%s.gpucost.exe" % (model, plan.slug()),
+                               plan.text + " (GPU costs)", none_cost)
+        entry["costs"] = "gpu"
         runs.append(entry)
     os.remove(costed)
     return runs

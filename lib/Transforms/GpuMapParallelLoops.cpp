@@ -10,11 +10,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Support/Debug.h"
+#include "remat/Transforms/BufferOrigin.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -172,77 +172,6 @@ void RematMapParallelLoopsToGpuPass::runOnOperation() {
 
 namespace {
 
-/// Where a buffer lives, as far as overlaps go.
-struct BufferLocation {
-  enum Kind { Unknown, Argument, Allocation, CallResult, Global, ArenaSlice };
-  Kind kind = Unknown;
-  /// The argument, allocation, call result or arena the buffer is in.
-  Value root;
-  /// Globals: the symbol.
-  StringRef symbol;
-  /// Arena slices: the bytes [begin, end) of the arena.
-  int64_t begin = 0, end = 0;
-};
-
-/// The location of `buffer`, through the views that stay inside their
-/// source (subviews, reshapes, casts).
-BufferLocation locate(Value buffer) {
-  while (Operation *def = buffer.getDefiningOp()) {
-    if (!isa<memref::SubViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
-             memref::CastOp, memref::ReinterpretCastOp>(def))
-      break;
-    buffer = def->getOperand(0);
-  }
-  BufferLocation l;
-  l.root = buffer;
-  if (isa<BlockArgument>(buffer)) {
-    l.kind = BufferLocation::Argument;
-    return l;
-  }
-  Operation *def = buffer.getDefiningOp();
-  if (isa<memref::AllocOp, memref::AllocaOp>(def)) {
-    l.kind = BufferLocation::Allocation;
-  } else if (isa<func::CallOp>(def)) {
-    l.kind = BufferLocation::CallResult;
-  } else if (auto global = dyn_cast<memref::GetGlobalOp>(def)) {
-    l.kind = BufferLocation::Global;
-    l.symbol = global.getName();
-  } else if (auto view = dyn_cast<memref::ViewOp>(def)) {
-    // A slice of an arena at a constant byte offset, of a static size.
-    auto type = view.getType();
-    std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
-    if (!shift || !type.hasStaticShape() || !view.getSizes().empty() ||
-        !type.getElementType().isIntOrFloat())
-      return BufferLocation();
-    l.kind = BufferLocation::ArenaSlice;
-    l.root = view.getSource();
-    l.begin = *shift;
-    l.end = *shift + type.getNumElements() *
-                         ((type.getElementTypeBitWidth() + 7) / 8);
-  }
-  return l;
-}
-
-/// Whether `a` and `b` may share memory.
-bool mayOverlap(Value a, Value b) {
-  BufferLocation x = locate(a), y = locate(b);
-  if (x.kind == BufferLocation::Unknown || y.kind == BufferLocation::Unknown)
-    return true;
-  // Arguments come from the caller, which may pass one buffer twice.
-  if (x.kind == BufferLocation::Argument && y.kind == BufferLocation::Argument)
-    return true;
-  if (x.kind != y.kind)
-    return false; // an argument, a fresh allocation, a global: distinct
-  switch (x.kind) {
-  case BufferLocation::Global:
-    return x.symbol == y.symbol;
-  case BufferLocation::ArenaSlice:
-    return x.root == y.root && x.begin < y.end && y.begin < x.end;
-  default:
-    return x.root == y.root;
-  }
-}
-
 /// One memory access of a loop body.
 struct Access {
   Value buffer;
@@ -318,7 +247,7 @@ bool independentExceptSameElement(ArrayRef<Access> first,
                                   ArrayRef<Value> varying) {
   auto compatible = [&](const Access &x, const Access &y) {
     if (x.buffer != y.buffer)
-      return !mayOverlap(x.buffer, y.buffer);
+      return remat::provablyDisjoint(x.buffer, y.buffer);
     if (x.indices.size() != y.indices.size())
       return false;
     for (auto [i, j] : llvm::zip(x.indices, y.indices))

@@ -12,6 +12,7 @@
 
 #include "remat/Support/Debug.h"
 #include "remat/Transforms/ContractionMatch.h"
+#include "remat/Transforms/BufferOrigin.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -651,13 +652,9 @@ MemrefOrigin memrefOrigin(Value value) {
   return origin;
 }
 
-/// Whether the two memrefs can share no byte: views of one fresh allocation
-/// at disjoint bytes, two fresh allocations, a fresh allocation and an
-/// argument of the function or a global (memory the function did not
-/// allocate), or two different globals. Memory of unknown origin may be
-/// anything; an argument may point anywhere but into the function's own
-/// allocations.
-bool provablyDisjoint(Value a, Value b) {
+} // namespace
+
+bool remat::provablyDisjoint(Value a, Value b) {
   MemrefOrigin x = memrefOrigin(a), y = memrefOrigin(b);
   if (x.kind == MemrefOrigin::Unknown || y.kind == MemrefOrigin::Unknown)
     return false;
@@ -670,6 +667,8 @@ bool provablyDisjoint(Value a, Value b) {
          (x.bytes->second <= y.bytes->first ||
           y.bytes->second <= x.bytes->first);
 }
+
+namespace {
 
 struct RematPromoteLoopAccumulatorsPass
     : remat::impl::RematPromoteLoopAccumulatorsPassBase<
@@ -742,11 +741,11 @@ struct RematPromoteLoopAccumulatorsPass
     for (Accumulator &acc : accumulators) {
       Value memref = acc.store.getMemRef();
       for (memref::LoadOp load : loads)
-        if (load != acc.load && !provablyDisjoint(load.getMemRef(), memref))
+        if (load != acc.load && !remat::provablyDisjoint(load.getMemRef(), memref))
           return;
       for (Accumulator &other : accumulators)
         if (&other != &acc &&
-            !provablyDisjoint(other.store.getMemRef(), memref))
+            !remat::provablyDisjoint(other.store.getMemRef(), memref))
           return;
     }
     // init = load before the loop; the loop carries the value; store after.

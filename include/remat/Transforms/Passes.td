@@ -832,12 +832,12 @@ def RematFuseParallelLoopsPass
     Then every iteration of the fused loop does the first loop's work and
     the second's on the same element, and no iteration reads or writes what
     another iteration of the other loop writes: the results are those of
-    the two loops in sequence. Buffers cannot overlap when they are
-    different function arguments, different allocations, results of
-    different calls (the runtime's device constants), or slices of the
-    arena (`memref.view` at constant byte offsets) whose byte ranges are
-    disjoint: the arena placement's offsets say exactly which buffers share
-    memory. Nothing is allocated, freed or moved: the memory plan is
+    the two loops in sequence. Whether two buffers can overlap is
+    `remat::provablyDisjoint` (BufferOrigin.h, shared with
+    remat-promote-loop-accumulators): two allocations, an allocation and an
+    argument or a global, two globals, or slices of the arena
+    (`memref.view` at constant byte offsets) whose byte ranges are disjoint;
+    the arena placement's offsets say exactly which buffers share memory. Nothing is allocated, freed or moved: the memory plan is
     unchanged. Chains fuse pairwise in program order.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect"];
