@@ -188,6 +188,10 @@ struct FoldedSpread {
   /// then erased after the call replaces `op` (the buffer stays allocated:
   /// the plan counted it).
   bool eraseSpread = false;
+  /// The gradient is not readable at the call (freed after the copy in the
+  /// plan, or written in between): the copy instead writes it densely into
+  /// the first elements of the spread buffer, where the call reads it.
+  bool viaSpreadPrefix = false;
 };
 
 /// The exporter writes the backward data of a strided convolution (and a
@@ -207,6 +211,15 @@ struct FoldedSpread {
 /// a convolution with stride s and padding pad whose output has S's size
 /// (checked: O = (P + 2 pad - (K-1) d - 1) / s + 1). Nothing changes in the
 /// plan: R stays allocated where it was; only the work on it goes.
+///
+/// When S is not readable at `op` (the plan frees it after the copy, so its
+/// bytes may hold another buffer by then, or it is written in between) and
+/// R has no other reader, the copy writes S densely, in row-major order,
+/// into R's first elements (R holds at least as many) and the call reads it
+/// there: the same call on the same values in the same layout when S is
+/// row-major itself, so the results do not depend on the plan (which
+/// decides S's last use) - before, such plans ran the stride-1 correlation
+/// over R, other bits and s^2 the work.
 std::optional<FoldedSpread> foldZeroInsertion(linalg::LinalgOp op,
                                               remat::MatchedContraction &m) {
   ContractionDesc &d = m.desc;
@@ -302,6 +315,7 @@ std::optional<FoldedSpread> foldZeroInsertion(linalg::LinalgOp op,
   // S live at op in the plan, and not written between the copy and op.
   Value sRoot = viewRoot(s);
   bool liveAfter = isa<BlockArgument>(sRoot);
+  bool writtenBetween = false;
   for (Operation *user : usersThroughViews(sRoot)) {
     Operation *at = inBlock(user, block);
     if (!at)
@@ -313,14 +327,37 @@ std::optional<FoldedSpread> foldZeroInsertion(linalg::LinalgOp op,
       continue;
     // Between the copy and op: only reads of S.
     auto reader = dyn_cast<linalg::LinalgOp>(at);
-    if (!reader)
-      return std::nullopt;
+    if (!reader) {
+      writtenBetween = true;
+      continue;
+    }
     for (OpOperand &init : reader.getDpsInitsMutable())
       if (viewRoot(init.get()) == sRoot)
-        return std::nullopt;
+        writtenBetween = true;
   }
-  if (!liveAfter)
+  // R read by nothing else: its fill and copy go with op.
+  f.eraseSpread = llvm::all_of(rUsers, [&](Operation *user) {
+    if (user == f.fill || user == f.copy || user == target || user == op ||
+        isa<memref::DeallocOp>(user))
+      return true;
+    // The reshapes op reads R through.
+    return isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(user) &&
+           llvm::all_of(user->getUsers(),
+                        [&](Operation *u) { return u == op.getOperation(); });
+  });
+  f.viaSpreadPrefix = !liveAfter || writtenBetween;
+  // The prefix is written over R's zeros: nothing else may read them.
+  if (f.viaSpreadPrefix && !f.eraseSpread)
     return std::nullopt;
+  // S's strides as the call reads it: its own, or row-major in the prefix.
+  if (f.viaSpreadPrefix) {
+    ArrayRef<int64_t> sShape = sType.getShape();
+    int64_t stride = 1;
+    for (int64_t i = sType.getRank() - 1; i >= 0; --i) {
+      sStrides[i] = stride;
+      stride *= sShape[i];
+    }
+  }
 
   // The strided backward data, if cuDNN's and oneDNN's size rule holds.
   ContractionDesc folded = d;
@@ -341,18 +378,11 @@ std::optional<FoldedSpread> foldZeroInsertion(linalg::LinalgOp op,
   folded.dstStrides[0] = sStrides[0];
   folded.dstStrides[1] = sStrides[1];
   d = folded;
-  m.in0 = &f.copy.getSourceMutable();
+  // The call reads S, or the prefix at R's first element (R itself, whose
+  // fill is the first write to it).
+  m.in0 = f.viaSpreadPrefix ? f.fill.getDpsInitOperand(0)
+                            : &f.copy.getSourceMutable();
   m.in0Offset = 0;
-  // R read by nothing else: its fill and copy go with op.
-  f.eraseSpread = llvm::all_of(rUsers, [&](Operation *user) {
-    if (user == f.fill || user == f.copy || user == target || user == op ||
-        isa<memref::DeallocOp>(user))
-      return true;
-    // The reshapes op reads R through.
-    return isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(user) &&
-           llvm::all_of(user->getUsers(),
-                        [&](Operation *u) { return u == op.getOperation(); });
-  });
   return f;
 }
 
@@ -565,7 +595,12 @@ private:
     LLVM_DEBUG(llvm::dbgs() << getArgument() << ": " << desc.describe()
                             << " at " << loc << ": library call, workspace "
                             << planned << (zeroFill ? ", zero fill removed" : "")
-                            << (spread ? ", zero-inserted gradient folded" : "")
+                            << (spread ? spread->viaSpreadPrefix
+                                             ? ", zero-inserted gradient folded "
+                                               "(read densely from the spread "
+                                               "buffer's prefix)"
+                                             : ", zero-inserted gradient folded"
+                                       : "")
                             << "\n");
     if (zeroFill)
       zeroFill.erase();
@@ -573,7 +608,22 @@ private:
     if (spread && spread->eraseSpread) {
       Value r = spread->fill.getDpsInitOperand(0)->get();
       Operation *target = spread->copy.getTarget().getDefiningOp();
-      spread->copy.erase();
+      if (spread->viaSpreadPrefix) {
+        // S into R's first elements, row-major.
+        auto sType = cast<MemRefType>(spread->copy.getSource().getType());
+        auto prefixType =
+            MemRefType::get(sType.getShape(), sType.getElementType());
+        builder.setInsertionPoint(spread->copy);
+        SmallVector<int64_t> strides(sType.getRank(), 1);
+        for (int64_t i = sType.getRank() - 2; i >= 0; --i)
+          strides[i] = strides[i + 1] * sType.getShape()[i + 1];
+        Value prefix = memref::ReinterpretCastOp::create(
+            builder, spread->copy.getLoc(), prefixType, r, /*offset=*/0,
+            sType.getShape(), strides);
+        spread->copy.getTargetMutable().assign(prefix);
+      } else {
+        spread->copy.erase();
+      }
       spread->fill.erase();
       if (target && target->use_empty())
         target->erase();
