@@ -769,13 +769,14 @@ def gpu_build_costed_plans(a, model, plans, outdir, env):
     with open(a.gpu_costs) as f:
         device = json.load(f)
     m = next((m for m in device.get("models", []) if m.get("model") == model), None)
-    op_ns = ((m or {}).get("profile") or {}).get("op_ns")
+    key = "profile_stream" if a.gpu_cost_timing == "stream" else "profile"
+    op_ns = ((m or {}).get(key) or {}).get("op_ns")
     numbered = os.path.join(os.path.dirname(os.path.abspath(a.gpu_costs)),
                             "%s.profile.numbered.mlir.gz" % model)
     if not op_ns or not os.path.exists(numbered):
         return [{"plan": "(GPU costs)", "solver": "-",
-                 "error": "no device profile or numbered step for %s in %s"
-                          % (model, os.path.dirname(a.gpu_costs))}]
+                 "error": "no device profile (%s) or numbered step for %s in %s"
+                          % (key, model, os.path.dirname(a.gpu_costs))}]
     work = tempfile.mkdtemp(prefix="gpu_costs.")
     step = os.path.join(work, "%s.numbered.mlir" % model)
     with gzip.open(numbered, "rb") as src, open(step, "wb") as dst:
@@ -799,8 +800,8 @@ def gpu_build_costed_plans(a, model, plans, outdir, env):
         log("%s: GPU executable %s on the device's costs" % (model, plan.text))
         entry = gpu_build_plan(a, env, costed, plan, none.get("checkpoint_all_peak_bytes"), outdir,
                                "%s.%s.gpucost.exe" % (model, plan.slug()),
-                               plan.text + " (GPU costs)", none_cost)
-        entry["costs"] = "gpu"
+                               plan.text + " (GPU %s costs)" % a.gpu_cost_timing, none_cost)
+        entry["costs"] = "gpu-" + a.gpu_cost_timing
         runs.append(entry)
     os.remove(costed)
     return runs
@@ -1110,6 +1111,10 @@ def parse_args(argv):
                    help="with --gpu-build: also every plan but none solved on the per-op "
                         "times of a previous device run (its device_results.json, next to "
                         "that build's M.profile.numbered.mlir.gz)")
+    p.add_argument("--gpu-cost-timing", choices=("stream", "sync"), default="stream",
+                   help="with --gpu-costs: the per-op times taken as costs: each op's time in "
+                        "the pipelined step (stream, the default; the device run's "
+                        "profile_stream) or each op alone between two synchronizations (sync)")
     p.add_argument("--no-cpu-timing", action="store_true",
                    help="with --gpu-build: export and build only (one CPU run per model "
                         "for the reference results)")

@@ -25,10 +25,13 @@ A manifest run may name environment variables for its executable ("env",
 e.g. REMAT_CUDNN_ALGO=heuristic: the same executable, another choice).
 
 Where the manifest has a model's per-op profile (`--gpu-profile`: M.profile
-executable and M.profile_ops.json), it runs with REMAT_LIB_TRACE=1: each op's
-device time (`remat-profile:` lines, the median of the windows after the
+executable and M.profile_ops.json), it runs twice. With REMAT_LIB_TRACE=1 and
+REMAT_CUDA_OP_TIMING=sync ("profile"): each op alone between two device
+synchronizations (`remat-profile:` lines, the median of the windows after the
 first) and the library call it made; the tables give the time, FLOPs and
-TFLOP/s per op class. Then every distinct library call of the profiles is
+TFLOP/s per op class. With REMAT_CUDA_OP_TIMING=stream ("profile_stream"):
+each op's time in the pipelined step (events on the stream, no host wait),
+what `bench_step_time.py --gpu-costs` takes as the ops' costs. Then every distinct library call of the profiles is
 made alone through PyTorch (cuDNN in benchmark mode, i.e. the fastest
 algorithm PyTorch's search finds; cuBLAS), timed the way the profile times
 ours (each call between two synchronisations) and between CUDA events.
@@ -498,23 +501,29 @@ def profile_tables(res):
         if not ops:
             continue
         total = sum(o["ns"] for o in ops) or 1
+        stream_total = sum(o.get("stream_ns") or 0 for o in ops)
         classes = {}
         for o in ops:
-            c = classes.setdefault(op_class(o), {"ops": 0, "ns": 0, "flops": 0.0})
+            c = classes.setdefault(op_class(o), {"ops": 0, "ns": 0, "stream_ns": 0, "flops": 0.0})
             c["ops"] += 1
             c["ns"] += o["ns"]
+            c["stream_ns"] += o.get("stream_ns") or 0
             flops = o.get("flops") or 0.0
             if o.get("library"):
                 flops = call_flops(parse_library_call(o["library"]))
             c["flops"] += flops
-        out.append("\n%s: per-op profile on the device (solver none), %.2f ms summed over %d ops"
-                   % (m["model"], total * 1e-6, len(ops)))
-        out.append("| class | ops | ms | share | GFLOP | TFLOP/s |")
-        out.append("|---|---:|---:|---:|---:|---:|")
+        stream_step = (m.get("profile_stream") or {}).get("step_seconds")
+        out.append("\n%s: per-op profile on the device (solver none), %.2f ms summed over %d ops "
+                   "each alone; in the pipelined step (stream timing) %.2f ms summed, the "
+                   "profiled step %s ms" % (m["model"], total * 1e-6, len(ops), stream_total * 1e-6,
+                                            fmt(stream_step * 1e3 if stream_step else None, "%.2f")))
+        out.append("| class | ops | ms alone | share | GFLOP | TFLOP/s | ms in the step (stream) |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|")
         for name, c in sorted(classes.items(), key=lambda kv: -kv[1]["ns"]):
-            out.append("| %s | %d | %.3f | %.1f%% | %.3f | %s |" % (
+            out.append("| %s | %d | %.3f | %.1f%% | %.3f | %s | %.3f |" % (
                 name, c["ops"], c["ns"] * 1e-6, 100.0 * c["ns"] / total, c["flops"] * 1e-9,
-                fmt(c["flops"] / c["ns"] * 1e-3 if c["ns"] else None, "%.2f")))
+                fmt(c["flops"] / c["ns"] * 1e-3 if c["ns"] else None, "%.2f"),
+                c["stream_ns"] * 1e-6))
         alone = m.get("library_alone") or {}
         if not alone:
             continue
@@ -646,19 +655,32 @@ def main(argv):
                 save()
             prof = mm.get("profile") or {}
             if prof.get("exe") and a.deadline - (time.monotonic() - START) > 5:
-                log("%s: per-op profile" % mm["model"])
-                penv = dict(env, REMAT_LIB_TRACE="1")
+                log("%s: per-op profile (each op alone)" % mm["model"])
+                penv = dict(env, REMAT_LIB_TRACE="1", REMAT_CUDA_OP_TIMING="sync")
                 out = run_executable(os.path.join(a.dir, prof["exe"]), work, penv,
                                      int(min(a.timeout, a.deadline - (time.monotonic() - START))))
                 out.pop("results", None)
                 m["profile"] = out
+                if a.deadline - (time.monotonic() - START) > 5:
+                    log("%s: per-op profile (in the pipelined step)" % mm["model"])
+                    stream = run_executable(
+                        os.path.join(a.dir, prof["exe"]), work,
+                        dict(env, REMAT_CUDA_OP_TIMING="stream"),
+                        int(min(a.timeout, a.deadline - (time.monotonic() - START))))
+                    stream.pop("results", None)
+                    stream.pop("library_calls", None)
+                    m["profile_stream"] = stream
+                    log("  %s" % (stream.get("error") or "%.2f ms in all (step %.2f ms)" % (
+                        sum((stream.get("op_ns") or {}).values()) * 1e-6,
+                        (stream.get("step_seconds") or 0) * 1e3)))
                 ops = {}
                 try:
                     with open(os.path.join(a.dir, prof["ops"])) as f:
                         ops = {o["id"]: o for o in json.load(f)}
                 except (OSError, ValueError, KeyError) as e:
                     notes.append("%s: profile ops unreadable: %s" % (mm["model"], e))
-                m["profile_ops"] = [dict(ops.get(i, {"id": i}), ns=ns,
+                stream_ns = (m.get("profile_stream") or {}).get("op_ns") or {}
+                m["profile_ops"] = [dict(ops.get(i, {"id": i}), ns=ns, stream_ns=stream_ns.get(i),
                                          library=(out.get("library_calls") or {}).get(i))
                                     for i, ns in sorted((out.get("op_ns") or {}).items())]
                 log("  %s" % (out.get("error") or "%d ops timed, %d library calls, %.2f ms in all" % (

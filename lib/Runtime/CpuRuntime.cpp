@@ -39,6 +39,8 @@ void remat::rt::fatal(const std::string &message) {
 
 void remat::rt::beforeStepEdge() {}
 
+bool remat::rt::opTimerEdge(int64_t, bool) { return false; }
+
 ResidentMemory remat::rt::residentMemory() {
   ResidentMemory m;
   // /proc/self/statm: size resident shared ... (pages).

@@ -213,10 +213,110 @@ CUstream rematProgramStream() {
   return stream;
 }
 
+//===----------------------------------------------------------------------===//
+// Per-op timers (remat-run --profile-costs): REMAT_CUDA_OP_TIMING.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// `stream` (the default): a timing event is recorded on the program's
+/// stream at each edge of a timed op and nothing waits, so the step runs as
+/// it does untimed - kernels queued ahead, the host's launches overlapping
+/// the device's work - and an op's time is what it adds to that pipelined
+/// step: its device time, or the device's wait for the host to queue it when
+/// launching is the slower side. The events are read when the window closes.
+/// `sync`: the device is synchronized at each edge and the op timed on the
+/// host clock - each op alone, its launch latency included (what a library
+/// call costs called by itself).
+enum class OpTiming { Stream, Sync };
+
+OpTiming opTiming() {
+  static const OpTiming timing = [] {
+    const char *env = std::getenv("REMAT_CUDA_OP_TIMING");
+    if (!env || !*env || std::strcmp(env, "stream") == 0)
+      return OpTiming::Stream;
+    if (std::strcmp(env, "sync") == 0)
+      return OpTiming::Sync;
+    fatal(std::string("REMAT_CUDA_OP_TIMING must be 'stream' or 'sync', "
+                      "not '") +
+          env + "'");
+  }();
+  return timing;
+}
+
+/// The stream timing's events: a pool reused from window to window (created
+/// in the first, which the profile does not count), and the ops timed in the
+/// open window as pairs of pool indices.
+struct StreamOpTimers {
+  std::mutex mutex;
+  std::vector<CUevent> pool;
+  size_t used = 0;
+  struct Timed {
+    int64_t id;
+    size_t begin, end;
+  };
+  std::vector<Timed> timed;
+  int64_t openId = -1;
+  size_t openBegin = 0;
+
+  /// Records the next event of the pool on the program's stream.
+  size_t record(CUstream stream) {
+    if (used == pool.size()) {
+      CUevent event = nullptr;
+      CHECK(cuEventCreate(&event, CU_EVENT_DEFAULT));
+      pool.push_back(event);
+    }
+    CHECK(cuEventRecord(pool[used], stream));
+    return used++;
+  }
+
+  /// After the device synchronized: every op's time to the counters.
+  void resolve() {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const Timed &t : timed) {
+      float ms = 0;
+      CHECK(cuEventElapsedTime(&ms, pool[t.begin], pool[t.end]));
+      counters().addOpTime(t.id, static_cast<int64_t>(
+                                     static_cast<double>(ms) * 1e6 + 0.5));
+    }
+    timed.clear();
+    used = 0;
+    openId = -1;
+  }
+};
+
+StreamOpTimers &streamOpTimers() {
+  static StreamOpTimers *timers = new StreamOpTimers();
+  return *timers;
+}
+
+} // namespace
+
+bool remat::rt::opTimerEdge(int64_t id, bool begin) {
+  if (opTiming() == OpTiming::Sync) {
+    synchronizeDevice();
+    return false;
+  }
+  CUstream stream = rematProgramStream();
+  StreamOpTimers &timers = streamOpTimers();
+  std::lock_guard<std::mutex> lock(timers.mutex);
+  size_t event = timers.record(stream);
+  if (begin) {
+    timers.openId = id;
+    timers.openBegin = event;
+  } else if (timers.openId == id) {
+    timers.timed.push_back({id, timers.openBegin, event});
+    timers.openId = -1;
+  }
+  return true;
+}
+
 void remat::rt::beforeStepEdge() {
   // Work queued before the window must not be timed with the step, and the
-  // step's work must be done when it closes.
+  // step's work must be done when it closes; then the ops' events can be
+  // read.
   synchronizeDevice();
+  streamOpTimers().resolve();
 }
 
 ResidentMemory remat::rt::residentMemory() {

@@ -127,11 +127,18 @@ void Counters::stepEnd(ResidentMemory resident) {
   windowOpNs.clear();
 }
 
-void Counters::opBegin(int64_t id) {
+void Counters::opBegin(int64_t id, bool hostClock) {
   auto now = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(mutex);
   timedOp = id;
+  timedOnHost = hostClock;
   opStart = now;
+}
+
+void Counters::addOpTime(int64_t id, int64_t ns) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (inStep)
+    windowOpNs[id] += ns;
 }
 
 int64_t Counters::timedOpId() {
@@ -142,7 +149,7 @@ int64_t Counters::timedOpId() {
 void Counters::opEnd(int64_t id) {
   auto now = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(mutex);
-  if (timedOp != id || !inStep) {
+  if (timedOp != id || !inStep || !timedOnHost) {
     timedOp = -1;
     return;
   }
@@ -424,12 +431,12 @@ void remat_rt_step_end(void) {
 }
 
 void remat_rt_op_begin(int64_t id) {
-  beforeStepEdge();
-  counters().opBegin(id);
+  bool timedByRuntime = opTimerEdge(id, /*begin=*/true);
+  counters().opBegin(id, /*hostClock=*/!timedByRuntime);
 }
 
 void remat_rt_op_end(int64_t id) {
-  beforeStepEdge();
+  opTimerEdge(id, /*begin=*/false);
   counters().opEnd(id);
 }
 

@@ -95,11 +95,15 @@ public:
   /// the caller may still hold them) and the window; keeps the prediction.
   void reset();
 
-  /// Per-op timers (remat-instrument-op-timers): the wall time between
-  /// `opBegin(id)` and `opEnd(id)` is added to op `id`'s time in the open
-  /// window; each closed window keeps its own totals.
-  void opBegin(int64_t id);
+  /// Per-op timers (remat-instrument-op-timers): with `hostClock`, the wall
+  /// time between `opBegin(id)` and `opEnd(id)` is added to op `id`'s time
+  /// in the open window; without, the runtime timed the op itself and hands
+  /// its time to `addOpTime` before the window closes. Each closed window
+  /// keeps its own totals.
+  void opBegin(int64_t id, bool hostClock);
   void opEnd(int64_t id);
+  /// Adds `ns` to op `id`'s time in the open window (nothing outside one).
+  void addOpTime(int64_t id, int64_t ns);
   /// The op being timed now, -1 outside a timer.
   int64_t timedOpId();
 
@@ -162,6 +166,7 @@ private:
   ResidentMemory windowResident;
   int64_t residentGrowth = -1;
   int64_t timedOp = -1;
+  bool timedOnHost = true;
   std::chrono::steady_clock::time_point opStart;
   std::unordered_map<int64_t, int64_t> windowOpNs;
   std::vector<std::unordered_map<int64_t, int64_t>> closedOpNs;
@@ -216,6 +221,15 @@ void beforeStepEdge();
 /// Said once per (op, call): a profile's op ids then name the library calls
 /// they timed.
 void traceLibraryCall(const std::string &call);
+
+/// At the edges of a timed op (`remat_rt_op_begin` / `_end`, before the
+/// counters hear of it, without their lock). True: the runtime times the op
+/// itself and calls `Counters::addOpTime` before the window closes (the CUDA
+/// runtime's stream timing: events on the program's stream, no host wait).
+/// False: the core times it on the host clock, after the runtime waited for
+/// the work before it (the CUDA runtime's sync timing synchronizes the
+/// device; the CPU runtime has nothing to wait for).
+bool opTimerEdge(int64_t id, bool begin);
 
 /// The memory the process holds now: the resident set on the CPU
 /// (/proc/self/statm, getrusage's high-water mark), the device memory in use

@@ -270,7 +270,13 @@ struct RematGpuAsyncLibraryCallsPass
   void runOnOperation() override {
     SmallVector<gpu::WaitOp> dropped;
     getOperation().walk([&](func::CallOp call) {
-      if (call.getCallee() != "remat_lib_contraction")
+      // The library's calls, and the op timers of a profile
+      // (remat-instrument-op-timers), which synchronize themselves when
+      // they time on the host clock (CudaRuntime.cpp, REMAT_CUDA_OP_TIMING).
+      if (!llvm::is_contained({llvm::StringRef("remat_lib_contraction"),
+                               llvm::StringRef("remat_rt_op_begin"),
+                               llvm::StringRef("remat_rt_op_end")},
+                              call.getCallee()))
         return;
       // The op before the call with side effects, the pure ones between
       // (descriptor addresses, pointer arithmetic, views) skipped.

@@ -918,8 +918,12 @@ def RematGpuAsyncLibraryCallsPass
     and queues the library's work on that stream (CudaLibrary.cpp), so the
     call is ordered after the kernels before it and before the ones after it
     without the host waiting: this pass removes a blocking `gpu.wait` when
-    the next op with side effects after it is such a call. Every other
-    synchronization stays (calls of other functions, returns, host reads).
+    the next op with side effects after it is such a call. The same for the
+    op timers of a profile (`remat_rt_op_begin` / `_end`,
+    remat-instrument-op-timers): they record events on that stream, or
+    synchronize the device themselves when asked to time each op alone
+    (`REMAT_CUDA_OP_TIMING=sync`). Every other synchronization stays (calls
+    of other functions, returns, host reads).
 
     Only for programs linked with the project's CUDA runtime (remat-run
     --target=gpu, `remat-lower-to-gpu`); with upstream's runtime wrappers
