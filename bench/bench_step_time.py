@@ -397,6 +397,35 @@ def torch_export_module():
     return _TE
 
 
+def limit_blas_threads(threads):
+    """Debian's torch 1.13 runs its matrix products through OpenBLAS, whose
+    own thread pool `torch.set_num_threads` does not touch: left alone it
+    keeps one thread per core, and "one thread" PyTorch steps used two cores
+    (process CPU time / wall time 2.0 in every earlier round of this bench).
+    Sets OpenBLAS's threads (and MKL's, where torch links MKL) to `threads`;
+    returns what OpenBLAS reports afterwards (None without OpenBLAS)."""
+    import ctypes
+    got = None
+    for name in ("libopenblas.so.0", "libopenblasp.so.0", "libopenblas.so"):
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        if hasattr(lib, "openblas_set_num_threads"):
+            lib.openblas_set_num_threads(int(threads))
+            got = int(lib.openblas_get_num_threads())
+            break
+    for name in ("libmkl_rt.so.2", "libmkl_rt.so"):
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        if hasattr(lib, "MKL_Set_Num_Threads"):
+            lib.MKL_Set_Num_Threads(int(threads))
+        break
+    return got
+
+
 class TorchStep:
     """The exporter's model, inputs and loss in PyTorch eager: one step is
     zero_grad, forward with the exporter's dropout masks, loss, backward."""
@@ -405,6 +434,7 @@ class TorchStep:
         import torch
         te = torch_export_module()
         torch.set_num_threads(threads)
+        self.blas_threads = limit_blas_threads(threads)
         self.torch, self.te = torch, te
         ns = te.parse_args(argv + ["-o", os.devnull])
         self.spec = te.build_model(ns)
@@ -616,7 +646,12 @@ def bench_model(a, model, work, plans, env):
                                              pt_rounds[-1] if pt_rounds else float("nan"))))
     entry["pytorch"] = {"step_seconds": median(pt_rounds), "samples": len(pt_wall),
                         "round_medians": pt_rounds, "cpu_seconds": median(pt_cpu),
-                        "threads": a.threads}
+                        "threads": a.threads,
+                        "openblas_threads": torch_step.blas_threads if torch_step else None}
+    # A baseline that used more cores than it was given is not comparable.
+    if pt_wall and pt_cpu and median(pt_cpu) > 1.15 * a.threads * median(pt_wall):
+        log("%s: warning: PyTorch used %.2f cores per step (CPU/wall) with --threads %d"
+            % (model, median(pt_cpu) / median(pt_wall), a.threads))
 
     # Predictions of the plans that ran (the budget actually used).
     for cfg in configs:
