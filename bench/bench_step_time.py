@@ -405,24 +405,26 @@ def limit_blas_threads(threads):
     Sets OpenBLAS's threads (and MKL's, where torch links MKL) to `threads`;
     returns what OpenBLAS reports afterwards (None without OpenBLAS)."""
     import ctypes
+
+    def first_with(names, symbol):
+        for name in names:
+            try:
+                lib = ctypes.CDLL(name)
+            except OSError:
+                continue
+            if hasattr(lib, symbol):
+                return lib
+        return None
+
     got = None
-    for name in ("libopenblas.so.0", "libopenblasp.so.0", "libopenblas.so"):
-        try:
-            lib = ctypes.CDLL(name)
-        except OSError:
-            continue
-        if hasattr(lib, "openblas_set_num_threads"):
-            lib.openblas_set_num_threads(int(threads))
-            got = int(lib.openblas_get_num_threads())
-            break
-    for name in ("libmkl_rt.so.2", "libmkl_rt.so"):
-        try:
-            lib = ctypes.CDLL(name)
-        except OSError:
-            continue
-        if hasattr(lib, "MKL_Set_Num_Threads"):
-            lib.MKL_Set_Num_Threads(int(threads))
-        break
+    openblas = first_with(("libopenblas.so.0", "libopenblasp.so.0", "libopenblas.so"),
+                          "openblas_set_num_threads")
+    if openblas:
+        openblas.openblas_set_num_threads(int(threads))
+        got = int(openblas.openblas_get_num_threads())
+    mkl = first_with(("libmkl_rt.so.2", "libmkl_rt.so"), "MKL_Set_Num_Threads")
+    if mkl:
+        mkl.MKL_Set_Num_Threads(int(threads))
     return got
 
 

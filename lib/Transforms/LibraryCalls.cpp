@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
@@ -242,9 +243,7 @@ std::optional<FoldedSpread> foldZeroInsertion(linalg::LinalgOp op,
       rType.getRank() != 2 + nsp)
     return std::nullopt;
   ArrayRef<int64_t> shape = rType.getShape();
-  SmallVector<int64_t> rowMajor(shape.size(), 1);
-  for (int64_t i = int64_t(shape.size()) - 2; i >= 0; --i)
-    rowMajor[i] = rowMajor[i + 1] * shape[i + 1];
+  SmallVector<int64_t> rowMajor = computeSuffixProduct(shape);
   if (shape[0] != d.images || shape[1] != d.groups * d.outChannels ||
       (d.images > 1 && d.dstStrides[0] != rowMajor[0]) ||
       (shape[1] > 1 && d.dstStrides[1] != rowMajor[1]))
@@ -350,14 +349,8 @@ std::optional<FoldedSpread> foldZeroInsertion(linalg::LinalgOp op,
   if (f.viaSpreadPrefix && !f.eraseSpread)
     return std::nullopt;
   // S's strides as the call reads it: its own, or row-major in the prefix.
-  if (f.viaSpreadPrefix) {
-    ArrayRef<int64_t> sShape = sType.getShape();
-    int64_t stride = 1;
-    for (int64_t i = sType.getRank() - 1; i >= 0; --i) {
-      sStrides[i] = stride;
-      stride *= sShape[i];
-    }
-  }
+  if (f.viaSpreadPrefix)
+    sStrides = computeSuffixProduct(sType.getShape());
 
   // The strided backward data, if cuDNN's and oneDNN's size rule holds.
   ContractionDesc folded = d;
@@ -614,12 +607,9 @@ private:
         auto prefixType =
             MemRefType::get(sType.getShape(), sType.getElementType());
         builder.setInsertionPoint(spread->copy);
-        SmallVector<int64_t> strides(sType.getRank(), 1);
-        for (int64_t i = sType.getRank() - 2; i >= 0; --i)
-          strides[i] = strides[i + 1] * sType.getShape()[i + 1];
         Value prefix = memref::ReinterpretCastOp::create(
             builder, spread->copy.getLoc(), prefixType, r, /*offset=*/0,
-            sType.getShape(), strides);
+            sType.getShape(), computeSuffixProduct(sType.getShape()));
         spread->copy.getTargetMutable().assign(prefix);
       } else {
         spread->copy.erase();
