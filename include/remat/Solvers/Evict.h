@@ -1,0 +1,76 @@
+//===- Evict.h - Rematerialisation by eviction under the budget --*- C++ -*-===//
+//
+// Issue 24: a plan source for large graphs at tight budgets. The program
+// order is run as written; whenever a node's outputs and workspace would
+// not fit next to the resident values, resident values are evicted (freed)
+// one at a time, the one with the least score first, and a value an evicted
+// node's reader needs later is recomputed on demand from whatever is
+// resident, recursively. This is the policy of Dynamic Tensor
+// Rematerialization (M. Kirisame, S. Lyubomirsky, A. Haan, J. Brennan,
+// M. He, J. Roesch, T. Chen, Z. Tatlock, "Dynamic Tensor Rematerialization",
+// ICLR 2021; not one of the seed papers) run ahead of time: its score
+// h(t) = c(t) / (m(t) * s(t)) (§3, "Heuristics") weighs the cost of
+// recomputing t with its evicted ancestors (the e* neighbourhood, here
+// exactly: the producers of the non-resident inputs, recursively) against
+// its bytes and its staleness s(t). A planner knows the future, so the
+// default score replaces staleness by the distance to the value's next
+// reader in the program order (Belady's choice); DTR's own staleness and
+// plain cost per byte are the other two scores.
+//
+// The classifiers at 50-60% of their checkpoint-all peak are where this
+// matters: freeing the outputs of batch norms and activations and
+// recomputing them from the stored convolution outputs costs a few
+// elementwise passes, which no chain model with whole stages can express.
+//
+// The solver's own memory count ignores in-place updates (an upper bound of
+// the simulator's); the plan's frees are placed by insertEarlyFrees on the
+// compute order, which frees every instance no later than its eviction, so
+// the simulated peak never exceeds the budget the planner was given.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_SOLVERS_EVICT_H
+#define REMAT_SOLVERS_EVICT_H
+
+#include "remat/Solvers/Solver.h"
+
+namespace remat {
+
+/// Which resident value is evicted first: the least of
+enum class EvictionScore {
+  /// recomputation cost / (bytes * steps until its next reader in the
+  /// program order); a value nobody reads again scores 0.
+  NextUse,
+  /// recomputation cost / (bytes * steps since it was last read or
+  /// written): DTR's h_DTR.
+  Staleness,
+  /// recomputation cost / bytes.
+  CostPerByte,
+};
+
+llvm::StringRef evictionScoreName(EvictionScore score);
+
+/// The compute order of `startOrder` (a topological order of every node;
+/// the node ids 0, 1, ... are the program's) run under `budget` with evictions
+/// by `score`: every node at least once, in that order, recomputations on
+/// demand. An error naming the node that cannot fit when no eviction makes
+/// room for it, or when the run takes more than `timeLimitSeconds` of wall
+/// time (0: no limit).
+llvm::Expected<std::vector<NodeId>>
+evictionComputeOrder(const TrainingGraph &graph,
+                     const std::vector<NodeId> &startOrder, uint64_t budget,
+                     EvictionScore score, double timeLimitSeconds = 0);
+
+/// The registered solver `evict`: from the program's order and from
+/// reorder's order of least peak (Reorder.h), the next-use score at the
+/// budget and at budgets up to 8% above it, then the other two scores,
+/// while the time limit allows; without a budget, or when no plan meets it,
+/// the least budget the next-use score fits, by bisection (the plan
+/// returned is then the least-memory one). Every plan goes to the
+/// observer; the best by betterPlan is returned.
+llvm::Expected<SolvedPlan> solveEvict(const TrainingGraph &graph,
+                                      const SolverOptions &options);
+
+} // namespace remat
+
+#endif // REMAT_SOLVERS_EVICT_H
