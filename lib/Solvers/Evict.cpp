@@ -1,6 +1,6 @@
 //===- Evict.cpp - Rematerialisation by eviction under the budget ---------===//
 //
-// The program order under a budget with evictions and recomputation on
+// A start order under a budget with evictions and recomputation on
 // demand (DTR's policy, planned ahead of time). See Evict.h.
 //
 //===----------------------------------------------------------------------===//
@@ -41,7 +41,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// One run of the program order under a budget.
+/// One run of a start order under a budget.
 class EvictionPlanner {
 public:
   EvictionPlanner(const TrainingGraph &graph,
@@ -276,9 +276,9 @@ private:
     // An update in place (the simulator's rule: the input is not a step
     // output and no later step reads this instance) hands the input's
     // bytes to the output: the input is gone from here on, and a later
-    // recomputation that needs it makes a new instance.
-    // An input whose producer cannot run again goes only when no evicted
-    // value computed from it is needed later either.
+    // recomputation that needs it makes a new instance. An input whose
+    // producer cannot run again goes only when no evicted value computed
+    // from it is needed later either.
     for (auto [in, out] : node.reuses)
       if (!graph.value(in).isFixed() && !graph.value(in).isOutput &&
           resident[in] && locked[in] == 1 && !readLater(in, n) &&

@@ -1,20 +1,21 @@
 //===- Evict.h - Rematerialisation by eviction under the budget --*- C++ -*-===//
 //
-// Issue 24: a plan source for large graphs at tight budgets. The program
-// order is run as written; whenever a node's outputs and workspace would
-// not fit next to the resident values, resident values are evicted (freed)
-// one at a time, the one with the least score first, and a value an evicted
-// node's reader needs later is recomputed on demand from whatever is
-// resident, recursively. This is the policy of Dynamic Tensor
+// Issue 24: a plan source for large graphs at tight budgets. A start order
+// (the program's, or another topological order) is run as written;
+// whenever a node's outputs and workspace would not fit next to the
+// resident values, resident values are evicted (freed) one at a time, the
+// one with the least score first, and a value a later node reads that is
+// no longer resident is recomputed on demand from whatever is resident,
+// recursively. This is the policy of Dynamic Tensor
 // Rematerialization (M. Kirisame, S. Lyubomirsky, A. Haan, J. Brennan,
 // M. He, J. Roesch, T. Chen, Z. Tatlock, "Dynamic Tensor Rematerialization",
-// ICLR 2021; not one of the seed papers) run ahead of time: its score
-// h(t) = c(t) / (m(t) * s(t)) (§3, "Heuristics") weighs the cost of
+// ICLR 2021; not one of the seed papers) run ahead of time: its heuristic
+// h(t) = c(t) / (m(t) * s(t)) weighs the cost of
 // recomputing t with its evicted ancestors (the e* neighbourhood, here
 // exactly: the producers of the non-resident inputs, recursively) against
 // its bytes and its staleness s(t). A planner knows the future, so the
 // default score replaces staleness by the distance to the value's next
-// reader in the program order (Belady's choice); DTR's own staleness and
+// reader in the start order (Belady's choice); DTR's own staleness and
 // plain cost per byte are the other two scores.
 //
 // The classifiers at 50-60% of their checkpoint-all peak are where this
@@ -22,8 +23,9 @@
 // recomputing them from the stored convolution outputs costs a few
 // elementwise passes, which no chain model with whole stages can express.
 //
-// The solver's own memory count ignores in-place updates (an upper bound of
-// the simulator's); the plan's frees are placed by insertEarlyFrees on the
+// The planner counts memory as the simulator does, updates in place
+// included (an input no later node of the start order reads hands its bytes
+// to the output); the plan's frees are placed by insertEarlyFrees on the
 // compute order, which frees every instance no later than its eviction, so
 // the simulated peak never exceeds the budget the planner was given.
 //
@@ -36,10 +38,12 @@
 
 namespace remat {
 
-/// Which resident value is evicted first: the least of
+/// Which resident value is evicted first: the least of (a value nothing
+/// needs again scores 0 under every score; one that could not be made again
+/// is never evicted)
 enum class EvictionScore {
-  /// recomputation cost / (bytes * steps until its next reader in the
-  /// program order); a value nobody reads again scores 0.
+  /// recomputation cost / (bytes * steps until it is needed next in the
+  /// start order: read, or read to recompute an evicted value that is).
   NextUse,
   /// recomputation cost / (bytes * steps since it was last read or
   /// written): DTR's h_DTR.
