@@ -8,13 +8,11 @@
 #include "remat/Solvers/Evict.h"
 #include "remat/Solvers/Reorder.h"
 
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/Format.h"
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <limits>
 #include <numeric>
 #include <queue>

@@ -162,9 +162,10 @@ const std::vector<SolverInfo> &remat::allSolvers() {
            -> llvm::Expected<Schedule> { return solveReorder(graph, options); }},
       // Issue 24: recomputation on demand under the budget (Evict.h).
       {"evict",
-       "the program order under the budget, evicting the resident value "
-       "with the least recomputation cost per byte and per step to its next "
-       "reader and recomputing on demand (DTR's policy planned ahead)",
+       "the program's order (and reorder's) under the budget, evicting the "
+       "resident value with the least recomputation cost per byte and per "
+       "step to its next use and recomputing on demand (DTR's policy "
+       "planned ahead)",
        solveEvict},
       // Optimal rematerialisation on the whole graph (Checkmate.h).
       {"checkmate-lp",
@@ -595,7 +596,7 @@ llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
   // 1. The polynomial solvers, every one, at the budget: cheap, and their
   //    plans are the incumbents of everything after. The eviction planner
   //    (evict) is the best plan source at tight budgets on large graphs
-  //    (resnet50 at 50%: 1.046x where the chain programs give 1.13x) and
+  //    (resnet50 at 50%: 1.021x where the chain programs give 1.13x) and
   //    runs its budgets until its share is spent (0.1-0.5 s a run on
   //    densenet201): a quarter of the time left.
   for (const SolverInfo &solver : allSolvers()) {
