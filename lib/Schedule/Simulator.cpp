@@ -14,6 +14,12 @@
 
 #include "llvm/Support/Format.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
 #include <string>
 
 using namespace remat;
@@ -176,22 +182,23 @@ SimulationReport remat::simulate(const TrainingGraph &graph,
 
   for (size_t i = 0, e = schedule.steps.size(); i < e; ++i) {
     const Step &step = schedule.steps[i];
-    std::string where = "step " + std::to_string(i) + ": ";
+    // Built only for a message: simulate runs in solvers' inner loops.
+    auto where = [i] { return "step " + std::to_string(i) + ": "; };
     if (step.isCompute()) {
       if (step.id < 0 || static_cast<size_t>(step.id) >= numNodes)
-        return fail(where + "compute of unknown node " +
+        return fail(where() + "compute of unknown node " +
                     std::to_string(step.id));
       const Node &node = graph.node(step.id);
       for (ValueId in : node.inputs)
         if (!resident[in])
-          return fail(where + "compute of node " + quote(node.name) +
+          return fail(where() + "compute of node " + quote(node.name) +
                       " needs value " + quote(graph.value(in).name) +
                       " which is not resident");
       // Computing into a live buffer would need a second copy of it that the
       // plan does not account for; the plan must free the old one first.
       for (ValueId out : node.outputs)
         if (resident[out])
-          return fail(where + "compute of node " + quote(node.name) +
+          return fail(where() + "compute of node " + quote(node.name) +
                       " whose output " + quote(graph.value(out).name) +
                       " is already resident");
       for (ValueId out : node.outputs) {
@@ -224,14 +231,14 @@ SimulationReport remat::simulate(const TrainingGraph &graph,
     }
 
     if (step.id < 0 || static_cast<size_t>(step.id) >= numValues)
-      return fail(where + "free of unknown value " + std::to_string(step.id));
+      return fail(where() + "free of unknown value " + std::to_string(step.id));
     const GraphValue &value = graph.value(step.id);
     if (value.isFixed())
-      return fail(where + "free of fixed value " + quote(value.name));
+      return fail(where() + "free of fixed value " + quote(value.name));
     if (value.isOutput)
-      return fail(where + "free of step output " + quote(value.name));
+      return fail(where() + "free of step output " + quote(value.name));
     if (!resident[step.id])
-      return fail(where + "free of value " + quote(value.name) +
+      return fail(where() + "free of value " + quote(value.name) +
                   " which is not resident");
     resident[step.id] = 0;
     live -= held[step.id];
@@ -239,14 +246,14 @@ SimulationReport remat::simulate(const TrainingGraph &graph,
     report.timeline.push_back(live);
   }
 
-  std::string where = "end of schedule: ";
+  auto where = [] { return std::string("end of schedule: "); };
   for (size_t n = 0; n < numNodes; ++n)
     if (!computed[n])
-      return fail(where + "node " + quote(graph.node(n).name) +
+      return fail(where() + "node " + quote(graph.node(n).name) +
                   " is never computed");
   for (size_t v = 0; v < numValues; ++v)
     if (graph.value(v).isOutput && !resident[v])
-      return fail(where + "step output " + quote(graph.value(v).name) +
+      return fail(where() + "step output " + quote(graph.value(v).name) +
                   " is not resident");
   LLVM_DEBUG({
     llvm::dbgs() << "simulator: " << schedule.steps.size() << " steps, peak "
@@ -277,4 +284,170 @@ llvm::json::Value SimulationReport::toJSON(bool withTimeline) const {
   if (withTimeline)
     object["timeline"] = llvm::json::Array(timeline);
   return object;
+}
+
+std::vector<NodeId> remat::withoutNeedlessRecomputations(
+    const TrainingGraph &graph, const std::vector<NodeId> &computeOrder,
+    uint64_t budget, double seconds, size_t *removed) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point begin = Clock::now();
+  auto timeIsUp = [&] {
+    return seconds > 0 &&
+           std::chrono::duration<double>(Clock::now() - begin).count() >
+               seconds;
+  };
+  constexpr size_t kNone = std::numeric_limits<size_t>::max();
+  size_t dropped = 0;
+  std::vector<NodeId> order = computeOrder;
+  for (bool changed = true; changed && !timeIsUp();) {
+    changed = false;
+    // The positions of the recomputations, dearest first, then the later.
+    std::vector<size_t> candidates;
+    std::vector<char> computed(graph.numNodes(), 0);
+    for (size_t pos = 0; pos < order.size(); ++pos) {
+      if (computed[order[pos]] && graph.node(order[pos]).cost > 0)
+        candidates.push_back(pos);
+      computed[order[pos]] = 1;
+    }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [&](size_t a, size_t b) {
+                       double ca = graph.node(order[a]).cost;
+                       double cb = graph.node(order[b]).cost;
+                       return ca != cb ? ca > cb : a > b;
+                     });
+    std::vector<char> gone(order.size(), 0);
+    std::vector<NodeId> plan;
+    plan.reserve(order.size());
+    auto planWithout = [&]() -> const std::vector<NodeId> & {
+      plan.clear();
+      for (size_t pos = 0; pos < order.size(); ++pos)
+        if (!gone[pos])
+          plan.push_back(order[pos]);
+      return plan;
+    };
+    // The plan as it stands, for a necessary condition checked before each
+    // simulation. Dropping the Compute at `pos` keeps each output's earlier
+    // instance from its Free (`freedAt`, a step of `current`) to that
+    // Compute (`stepOf`): each of those steps holds its bytes more. What
+    // the dropped reads can give back is an input whose instance is freed
+    // right after that Compute, from the step of its previous read or
+    // production (`touchedAt`) on: it may be freed after that step, or
+    // handed to an update in place there. Nothing else changes.
+    Schedule current = insertEarlyFrees(graph, planWithout());
+    SimulationReport currentReport = simulate(graph, current);
+    std::vector<size_t> stepOf(order.size(), kNone);
+    std::vector<size_t> freeStepOf(graph.numValues(), kNone);
+    std::vector<size_t> touchStepOf(graph.numValues(), kNone);
+    // Per position, its first entry in freedAt (one per output) and in
+    // touchedAt (one per input).
+    std::vector<size_t> freedFirst(order.size() + 1, 0);
+    std::vector<size_t> touchedFirst(order.size() + 1, 0);
+    std::vector<size_t> freedAt, touchedAt;
+    // Per entry of freedAt, whether a later Compute reads that instance
+    // (an unread one holds nothing longer when dropped); the entry of each
+    // value's live instance.
+    std::vector<char> instanceRead;
+    std::vector<size_t> producedEntry(graph.numValues(), kNone);
+    auto index = [&] {
+      std::fill(stepOf.begin(), stepOf.end(), kNone);
+      std::fill(freeStepOf.begin(), freeStepOf.end(), kNone);
+      std::fill(touchStepOf.begin(), touchStepOf.end(), kNone);
+      freedAt.clear();
+      touchedAt.clear();
+      instanceRead.clear();
+      std::fill(producedEntry.begin(), producedEntry.end(), kNone);
+      size_t pos = 0;
+      for (size_t s = 0; s < current.steps.size(); ++s) {
+        const Step &step = current.steps[s];
+        if (!step.isCompute()) {
+          freeStepOf[step.id] = s;
+          continue;
+        }
+        // The plan skips the dropped positions.
+        for (; gone[pos]; ++pos) {
+          freedFirst[pos + 1] = freedAt.size();
+          touchedFirst[pos + 1] = touchedAt.size();
+        }
+        stepOf[pos] = s;
+        const Node &node = graph.node(step.id);
+        for (ValueId in : node.inputs) {
+          touchedAt.push_back(touchStepOf[in]);
+          touchStepOf[in] = s;
+          if (producedEntry[in] != kNone)
+            instanceRead[producedEntry[in]] = 1;
+        }
+        for (ValueId out : node.outputs) {
+          producedEntry[out] = freedAt.size();
+          freedAt.push_back(freeStepOf[out]);
+          instanceRead.push_back(0);
+          touchStepOf[out] = s;
+        }
+        ++pos;
+        freedFirst[pos] = freedAt.size();
+        touchedFirst[pos] = touchedAt.size();
+      }
+    };
+    index();
+    std::vector<char> freedAfter(graph.numValues(), 0);
+    // (step from which it may be given back, bytes), ascending.
+    llvm::SmallVector<std::pair<size_t, uint64_t>, 8> giveBack;
+    auto mayFit = [&](size_t pos) {
+      const Node &node = graph.node(order[pos]);
+      for (size_t s = stepOf[pos] + 1;
+           s < current.steps.size() && !current.steps[s].isCompute(); ++s)
+        freedAfter[current.steps[s].id] = 1;
+      giveBack.clear();
+      for (size_t k = 0; k < node.inputs.size(); ++k) {
+        ValueId in = node.inputs[k];
+        if (!freedAfter[in])
+          continue;
+        freedAfter[in] = 0; // once per value
+        size_t touched = touchedAt[touchedFirst[pos] + k];
+        giveBack.emplace_back(touched == kNone ? 0 : touched,
+                              graph.value(in).bytes);
+      }
+      for (size_t s = stepOf[pos] + 1;
+           s < current.steps.size() && !current.steps[s].isCompute(); ++s)
+        freedAfter[current.steps[s].id] = 0;
+      llvm::sort(giveBack);
+      for (size_t k = 0; k < node.outputs.size(); ++k) {
+        size_t from = freedAt[freedFirst[pos] + k];
+        if (from == kNone || !instanceRead[freedFirst[pos] + k])
+          continue;
+        uint64_t more = graph.value(node.outputs[k]).bytes;
+        uint64_t back = 0;
+        size_t next = 0;
+        for (size_t s = from; s < stepOf[pos]; ++s) {
+          for (; next < giveBack.size() && giveBack[next].first <= s; ++next)
+            back += giveBack[next].second;
+          if (currentReport.timeline[s] + more > budget + back)
+            return false;
+        }
+      }
+      return true;
+    };
+    for (size_t candidate : candidates) {
+      if (timeIsUp())
+        break;
+      if (!currentReport.valid || !mayFit(candidate))
+        continue;
+      gone[candidate] = 1;
+      Schedule trial = insertEarlyFrees(graph, planWithout());
+      SimulationReport report = simulate(graph, trial);
+      if (report.valid && report.peakBytes <= budget) {
+        ++dropped;
+        changed = true;
+        current = std::move(trial);
+        currentReport = std::move(report);
+        index();
+      } else {
+        gone[candidate] = 0;
+      }
+    }
+    if (changed)
+      order = planWithout();
+  }
+  if (removed)
+    *removed = dropped;
+  return order;
 }

@@ -424,6 +424,25 @@ llvm::Expected<SolvedPlan> remat::solveEvict(const TrainingGraph &graph,
     }
     Schedule schedule = insertEarlyFrees(graph, *order);
     SimulationReport report = simulate(graph, schedule);
+    // The planner decides one eviction at a time; seen from the whole
+    // plan, some of the values it evicted fit after all.
+    if (double pruneTime = left(); report.valid && pruneTime >= 0) {
+      uint64_t limit = options.budget && report.peakBytes <= *options.budget
+                           ? *options.budget
+                           : std::max(given, report.peakBytes);
+      size_t removed = 0;
+      std::vector<NodeId> kept = withoutNeedlessRecomputations(
+          graph, *order, limit, pruneTime, &removed);
+      if (removed) {
+        Schedule pruned =
+            withoutDeadComputes(graph, insertEarlyFrees(graph, kept));
+        SimulationReport prunedReport = simulate(graph, pruned);
+        if (prunedReport.valid) {
+          schedule = std::move(pruned);
+          report = std::move(prunedReport);
+        }
+      }
+    }
     LLVM_DEBUG(llvm::dbgs() << "evict: " << evictionScoreName(score)
                             << " given " << given << " B: cost "
                             << llvm::format("%.4f", report.overhead())

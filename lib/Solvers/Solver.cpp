@@ -448,7 +448,6 @@ public:
                                          begin)
         .count();
   }
-  /// Seconds left of the time limit (+infinity without one).
   /// Seconds left of the time limit (+infinity without one). The members
   /// are planned against 90% of it: a table fill or a CBC event may run a
   /// little past what it was given, and the caller still has to simulate
@@ -779,6 +778,41 @@ llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "auto: no solver produced a plan: " +
                                        p.errors);
+  // 6. The winner without the recomputations it can do without
+  //    (withoutNeedlessRecomputations), within the user's budget or, where
+  //    no plan meets one, its own peak; with the time up to the limit (the
+  //    tenth the members were not planned against). The eviction planner
+  //    does this to each of its plans; the chain programs' and Checkmate's
+  //    plans gain here.
+  if (!noSearch || graph.numNodes() <= 1024) {
+    SolverResult &winner = *p.best;
+    uint64_t limit = budget && winner.meetsBudget ? *budget
+                                                  : winner.report.peakBytes;
+    double seconds =
+        noSearch ? 0.0
+                 : std::max(0.01, 0.97 * options.timeLimitSeconds - p.elapsed());
+    std::vector<NodeId> order;
+    for (const Step &step : winner.schedule.steps)
+      if (step.isCompute())
+        order.push_back(step.id);
+    size_t removed = 0;
+    std::vector<NodeId> kept =
+        withoutNeedlessRecomputations(graph, order, limit, seconds, &removed);
+    if (removed) {
+      Schedule pruned = withoutDeadComputes(graph, insertEarlyFrees(graph, kept));
+      SimulationReport report = simulate(graph, pruned);
+      AUTO_DEBUG(llvm::dbgs() << "auto: " << removed
+                              << " needless recomputations dropped: cost "
+                              << llvm::format("%g", winner.report.totalCost)
+                              << " -> " << llvm::format("%g", report.totalCost)
+                              << "\n");
+      if (report.valid && report.peakBytes <= limit &&
+          report.totalCost < winner.report.totalCost) {
+        winner.schedule = std::move(pruned);
+        winner.report = std::move(report);
+      }
+    }
+  }
   SolverResult best = std::move(*p.best);
   AUTO_DEBUG(llvm::dbgs() << "auto: winner " << best.solver << " (peak "
                           << best.report.peakBytes << ", cost "

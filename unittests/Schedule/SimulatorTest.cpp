@@ -595,3 +595,65 @@ TEST(DeadComputes, EveryNodeKeepsOneComputation) {
 }
 
 } // namespace
+
+namespace {
+
+// makeChain(3): nodes f0..f2 = 0..2, L = 3, BL = 4, b2 = 5, b1 = 6, b0 = 7;
+// b1 reads a0. Recomputing f0 for b1 peaks at 4 bytes, keeping a0 at 5.
+TEST(NeedlessRecomputations, DroppedOnlyWhereTheBudgetHoldsTheValue) {
+  TrainingGraph g = makeChain(3);
+  const std::vector<NodeId> recomputing = {0, 1, 2, 3, 4, 5, 0, 6, 7};
+  SimulationReport r = simulate(g, insertEarlyFrees(g, recomputing));
+  ASSERT_TRUE(r.valid) << r.error;
+  EXPECT_EQ(r.peakBytes, 4u);
+  EXPECT_EQ(r.numRecomputations, 1u);
+  size_t removed = 7;
+  EXPECT_EQ(withoutNeedlessRecomputations(g, recomputing, 4, 0, &removed),
+            recomputing);
+  EXPECT_EQ(removed, 0u);
+  EXPECT_EQ(withoutNeedlessRecomputations(g, recomputing, 5, 0, &removed),
+            (std::vector<NodeId>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(removed, 1u);
+}
+
+// Two activations of 10 bytes, u (cost 5) and v (cost 1), both recomputed
+// for their backward nodes: the plan peaks at 21 bytes (the loss), keeping
+// u alone too, keeping v alone at 22, both at 22. At 21 only one can go:
+// the dearer u.
+TEST(NeedlessRecomputations, TheDearerGoesFirst) {
+  TrainingGraph g;
+  ValueId x = g.addFixedValue("x", 100);
+  NodeId fu = g.addNode("fu", "op", 5, Phase::Forward, {x});
+  ValueId u = g.addOutput(fu, "u", 10);
+  NodeId fv = g.addNode("fv", "op", 1, Phase::Forward, {x});
+  ValueId v = g.addOutput(fv, "v", 10);
+  NodeId loss = g.addNode("L", "op", 1, Phase::Forward, {u, v});
+  ValueId l = g.addOutput(loss, "l", 1);
+  g.markOutput(l);
+  NodeId bu = g.addNode("bu", "op", 1, Phase::Backward, {l, u});
+  g.markOutput(g.addOutput(bu, "du", 1));
+  NodeId bv = g.addNode("bv", "op", 1, Phase::Backward, {l, v});
+  g.markOutput(g.addOutput(bv, "dv", 1));
+  ASSERT_FALSE(bool(g.verify()));
+  auto peak = [&](const std::vector<NodeId> &order) {
+    SimulationReport r = simulate(g, insertEarlyFrees(g, order));
+    EXPECT_TRUE(r.valid) << r.error;
+    return r.peakBytes;
+  };
+  const std::vector<NodeId> both = {fu, fv, loss, fu, bu, fv, bv};
+  const std::vector<NodeId> none = {fu, fv, loss, bu, bv};
+  ASSERT_EQ(peak(both), 21u);
+  const std::vector<NodeId> keepU = {fu, fv, loss, bu, fv, bv};
+  ASSERT_EQ(peak(keepU), 21u);
+  ASSERT_EQ(peak({fu, fv, loss, fu, bu, bv}), 22u);
+  ASSERT_EQ(peak(none), 22u);
+  size_t removed = 0;
+  EXPECT_EQ(withoutNeedlessRecomputations(g, both, 20, 0, &removed), both);
+  EXPECT_EQ(removed, 0u);
+  EXPECT_EQ(withoutNeedlessRecomputations(g, both, 21, 0, &removed), keepU);
+  EXPECT_EQ(removed, 1u);
+  EXPECT_EQ(withoutNeedlessRecomputations(g, both, 22, 0, &removed), none);
+  EXPECT_EQ(removed, 2u);
+}
+
+} // namespace

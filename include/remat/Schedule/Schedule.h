@@ -116,6 +116,22 @@ Schedule withoutDeadComputes(const TrainingGraph &graph,
                              const Schedule &schedule,
                              size_t *removed = nullptr);
 
+/// `computeOrder` without the recomputations it can do without: a Compute of
+/// a node computed before is dropped when the plan without it (the earlier
+/// instance held until the readers of the dropped one; insertEarlyFrees) is
+/// valid and peaks within `budget` (simulate). Planners that decide under
+/// memory pressure one step at a time (the eviction planner) drop values
+/// that, seen from the whole plan, fit after all. The dearest first (then
+/// the later); each removal is judged on the plan with the ones before it.
+/// Passes repeat while one removes something and `seconds` last (0: no
+/// limit). The result's cost is at most the given order's, its peak within
+/// the budget when the given order's is. `removed` counts the drops.
+std::vector<NodeId>
+withoutNeedlessRecomputations(const TrainingGraph &graph,
+                              const std::vector<NodeId> &computeOrder,
+                              uint64_t budget, double seconds,
+                              size_t *removed = nullptr);
+
 } // namespace remat
 
 #endif // REMAT_SCHEDULE_SCHEDULE_H
