@@ -70,8 +70,10 @@ evictionComputeOrder(const TrainingGraph &graph,
 /// budget and at budgets up to 8% above it, then the other two scores,
 /// while the time limit allows; without a budget, or when no plan meets it,
 /// the least budget the next-use score fits, by bisection (the plan
-/// returned is then the least-memory one). Every plan goes to the
-/// observer; the best by betterPlan is returned.
+/// returned is then the least-memory one). Each plan first loses the
+/// recomputations it can do without (withoutNeedlessRecomputations, at the
+/// user's budget when it meets it). Every plan goes to the observer; the
+/// best by betterPlan is returned.
 llvm::Expected<SolvedPlan> solveEvict(const TrainingGraph &graph,
                                       const SolverOptions &options);
 
