@@ -451,3 +451,27 @@ std::vector<NodeId> remat::withoutNeedlessRecomputations(
     *removed = dropped;
   return order;
 }
+
+std::optional<std::pair<Schedule, SimulationReport>>
+remat::withoutNeedlessWork(const TrainingGraph &graph, const Schedule &schedule,
+                           const SimulationReport &report, uint64_t limit,
+                           double seconds) {
+  if (!report.valid || report.numRecomputations == 0 ||
+      report.peakBytes > limit)
+    return std::nullopt;
+  std::vector<NodeId> order;
+  for (const Step &step : schedule.steps)
+    if (step.isCompute())
+      order.push_back(step.id);
+  size_t removed = 0;
+  std::vector<NodeId> kept =
+      withoutNeedlessRecomputations(graph, order, limit, seconds, &removed);
+  if (removed == 0)
+    return std::nullopt;
+  Schedule pruned = withoutDeadComputes(graph, insertEarlyFrees(graph, kept));
+  SimulationReport prunedReport = simulate(graph, pruned);
+  if (!prunedReport.valid || prunedReport.peakBytes > limit ||
+      prunedReport.totalCost >= report.totalCost)
+    return std::nullopt;
+  return std::make_pair(std::move(pruned), std::move(prunedReport));
+}

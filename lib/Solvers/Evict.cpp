@@ -426,21 +426,14 @@ llvm::Expected<SolvedPlan> remat::solveEvict(const TrainingGraph &graph,
     SimulationReport report = simulate(graph, schedule);
     // The planner decides one eviction at a time; seen from the whole
     // plan, some of the values it evicted fit after all.
-    if (double pruneTime = left(); report.valid && pruneTime >= 0) {
+    if (double pruneTime = left(); pruneTime >= 0) {
       uint64_t limit = options.budget && report.peakBytes <= *options.budget
                            ? *options.budget
                            : std::max(given, report.peakBytes);
-      size_t removed = 0;
-      std::vector<NodeId> kept = withoutNeedlessRecomputations(
-          graph, *order, limit, pruneTime, &removed);
-      if (removed) {
-        Schedule pruned =
-            withoutDeadComputes(graph, insertEarlyFrees(graph, kept));
-        SimulationReport prunedReport = simulate(graph, pruned);
-        if (prunedReport.valid) {
-          schedule = std::move(pruned);
-          report = std::move(prunedReport);
-        }
+      if (auto pruned =
+              withoutNeedlessWork(graph, schedule, report, limit, pruneTime)) {
+        schedule = std::move(pruned->first);
+        report = std::move(pruned->second);
       }
     }
     LLVM_DEBUG(llvm::dbgs() << "evict: " << evictionScoreName(score)

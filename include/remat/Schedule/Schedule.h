@@ -13,7 +13,9 @@
 
 #include "remat/Graph/TrainingGraph.h"
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace remat {
@@ -131,6 +133,15 @@ withoutNeedlessRecomputations(const TrainingGraph &graph,
                               const std::vector<NodeId> &computeOrder,
                               uint64_t budget, double seconds,
                               size_t *removed = nullptr);
+
+/// `schedule` (simulated as `report`) without the recomputations it can do
+/// without within `limit` (withoutNeedlessRecomputations, then
+/// withoutDeadComputes), and its simulation; nullopt when `report` is invalid or above `limit`,
+/// or nothing cheaper came out.
+std::optional<std::pair<Schedule, SimulationReport>>
+withoutNeedlessWork(const TrainingGraph &graph, const Schedule &schedule,
+                    const SimulationReport &report, uint64_t limit,
+                    double seconds);
 
 } // namespace remat
 
