@@ -86,8 +86,11 @@ TEST(CheckmateChain, CostAtEveryBudget) {
   for (uint64_t budget = 3; budget <= 11; ++budget) {
     SCOPED_TRACE("budget " + std::to_string(budget));
     CheckmateReport ilp, lp;
+    // Optimality is what is checked, not speed: under the sanitizers the
+    // search at 4 units took close to 30 s and once stopped before its
+    // proof (CI on bef728f); a limit far above it keeps the test exact.
     llvm::Expected<Schedule> plan =
-        solveCheckmateILP(g, withBudget(budget), quiet(), &ilp);
+        solveCheckmateILP(g, withBudget(budget, 600), quiet(), &ilp);
     ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
     SimulationReport sim = simulate(g, *plan);
     ASSERT_TRUE(sim.valid) << sim.error;
