@@ -168,10 +168,19 @@ public:
 
 private:
   const Word *key(uint32_t s) const { return &keys[size_t(s) * keyWords]; }
-  /// The state of key `k`, added with g if new; `improved` says whether it
-  /// is new or its g was lowered.
-  uint32_t intern(const Word *k, double g, uint64_t mem, uint32_t parent,
-                  NodeId node, bool &improved);
+  /// Reaching the state of key `k` with cost g from `parent` by `node`:
+  /// the state, added if new (its estimate computed then, once: h depends
+  /// on the key only) or given the lower g. Nothing when the state is known
+  /// with a g at most this one, when its estimate is infinite, or when
+  /// g + h reaches the cutoff; `f` is g + h.
+  std::optional<uint32_t> reach(const Word *k, double g, uint64_t mem,
+                                uint32_t parent, NodeId node, double &f);
+  static bool sameKey(const Word *a, const Word *b, size_t n) {
+    for (size_t i = 0; i < n; ++i)
+      if (a[i] != b[i])
+        return false;
+    return true;
+  }
   void grow();
   void mayRun(const Word *done, Word *out) const;
   double estimate(const Word *resident, const Word *done) ;
@@ -197,7 +206,7 @@ private:
 
   // States: key = (R, D); g; resident bytes; parent and the node computed.
   std::vector<Word> keys;
-  std::vector<double> gValue;
+  std::vector<double> gValue, hValue;
   std::vector<uint64_t> memValue;
   std::vector<uint32_t> parentOf;
   std::vector<NodeId> nodeOf;
@@ -252,34 +261,41 @@ void Search::grow() {
   table.swap(bigger);
 }
 
-uint32_t Search::intern(const Word *k, double g, uint64_t mem, uint32_t parent,
-                        NodeId node, bool &improved) {
+std::optional<uint32_t> Search::reach(const Word *k, double g, uint64_t mem,
+                                     uint32_t parent, NodeId node,
+                                     double &f) {
   if ((gValue.size() + 1) * 2 > table.size())
     grow();
   size_t mask = table.size() - 1;
-  uint64_t h = hashWords(k, keyWords);
+  uint64_t hash = hashWords(k, keyWords);
   // Each slot holds the key's upper hash bits next to the state + 1, so
   // that keys are compared only when those bits agree.
-  const uint64_t tag = (h >> 32) << 32;
-  size_t i = h & mask;
+  const uint64_t tag = (hash >> 32) << 32;
+  size_t i = hash & mask;
   while (table[i]) {
     uint32_t s = uint32_t(table[i] & 0xffffffffu) - 1;
     if ((table[i] & ~uint64_t(0xffffffffu)) == tag &&
-        std::equal(k, k + keyWords, key(s))) {
-      improved = g < gValue[s];
-      if (improved) {
-        gValue[s] = g;
-        parentOf[s] = parent;
-        nodeOf[s] = node;
-      }
+        sameKey(k, key(s), keyWords)) {
+      if (g >= gValue[s])
+        return std::nullopt;
+      f = g + hValue[s];
+      if (cutoff && f >= *cutoff)
+        return std::nullopt;
+      gValue[s] = g;
+      parentOf[s] = parent;
+      nodeOf[s] = node;
       return s;
     }
     i = (i + 1) & mask;
   }
-  improved = true;
+  double h = estimate(k, k + valueWords);
+  f = g + h;
+  if (std::isinf(h) || (cutoff && f >= *cutoff))
+    return std::nullopt;
   uint32_t s = uint32_t(gValue.size());
   keys.insert(keys.end(), k, k + keyWords);
   gValue.push_back(g);
+  hValue.push_back(h);
   memValue.push_back(mem);
   parentOf.push_back(parent);
   nodeOf.push_back(node);
@@ -512,19 +528,12 @@ void Search::expand(uint32_t s) {
             }
           }
         }
-        double h = estimate(r, r + valueWords);
-        if (std::isinf(h))
-          return;
-        double gNext = g + node.cost;
-        double f = gNext + h;
-        if (cutoff && f >= *cutoff)
-          return;
-        bool improved = false;
-        uint32_t t = intern(r, gNext, newMem, s, NodeId(n), improved);
         // New, or reached more cheaply than before (then expanded again: the
         // estimate need not be consistent).
-        if (improved)
-          push(t, f);
+        double f;
+        if (std::optional<uint32_t> t =
+                reach(r, g + node.cost, newMem, s, NodeId(n), f))
+          push(*t, f);
       };
       chosen.clear();
       if (need == 0) {
@@ -555,13 +564,13 @@ void Search::expand(uint32_t s) {
 bool Search::run() {
   // The start: nothing resident, nothing computed.
   std::vector<Word> start(keyWords, 0);
-  bool improved = false;
-  double h0 = estimate(start.data(), start.data() + valueWords);
   lowerBound = totalCost;
-  if (std::isinf(h0))
-    return true;
-  uint32_t s0 = intern(start.data(), 0, 0, UINT32_MAX, -1, improved);
-  push(s0, h0);
+  double f0;
+  std::optional<uint32_t> s0 = reach(start.data(), 0, 0, UINT32_MAX, -1, f0);
+  // None: the start's estimate is infinite (no plan) or reaches the cutoff
+  // (nothing is cheaper than the incumbent); the open list stays empty.
+  if (s0)
+    push(*s0, f0);
   std::vector<Word> doneAll = allNodes;
   while (!open.empty()) {
     Entry top = open.top();
