@@ -428,6 +428,29 @@ def limit_blas_threads(threads):
     return got
 
 
+def loaded_blas():
+    """The BLAS library this process (PyTorch) has loaded, from
+    /proc/self/maps: Debian's torch links libblas.so.3, whichever package
+    provides it. Without an optimised one (OpenBLAS: libopenblas0-pthread,
+    which scripts/setup.sh installs) it is netlib's reference BLAS, whose
+    matrix products run at a few GFLOP/s: PyTorch's times are then not
+    PyTorch's (a fresh machine measured mobilenet_v2's step at 169 ms on it
+    against 34.6 ms on OpenBLAS)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "/" in line}
+    except OSError:
+        return None
+    blas = sorted(p for p in paths
+                  if "blas" in os.path.basename(p) or "/blas/" in p or "openblas" in p)
+    return blas[0] if blas else None
+
+
+def is_reference_blas(path):
+    return bool(path) and "openblas" not in path and "blis" not in path \
+        and "mkl" not in path
+
+
 class TorchStep:
     """The exporter's model, inputs and loss in PyTorch eager: one step is
     zero_grad, forward with the exporter's dropout masks, loss, backward."""
@@ -437,6 +460,7 @@ class TorchStep:
         te = torch_export_module()
         torch.set_num_threads(threads)
         self.blas_threads = limit_blas_threads(threads)
+        self.blas = loaded_blas()
         self.torch, self.te = torch, te
         ns = te.parse_args(argv + ["-o", os.devnull])
         self.spec = te.build_model(ns)
@@ -649,7 +673,12 @@ def bench_model(a, model, work, plans, env):
     entry["pytorch"] = {"step_seconds": median(pt_rounds), "samples": len(pt_wall),
                         "round_medians": pt_rounds, "cpu_seconds": median(pt_cpu),
                         "threads": a.threads,
-                        "openblas_threads": torch_step.blas_threads if torch_step else None}
+                        "openblas_threads": torch_step.blas_threads if torch_step else None,
+                        "blas": torch_step.blas if torch_step else None}
+    if torch_step is not None and is_reference_blas(torch_step.blas):
+        log("%s: warning: PyTorch's matrix products ran on the reference BLAS (%s), not an "
+            "optimised one: its times are not PyTorch's; install libopenblas0-pthread "
+            "(scripts/setup.sh does)" % (model, torch_step.blas))
     # A baseline that used more cores than it was given is not comparable.
     if pt_wall and pt_cpu and median(pt_cpu) > 1.15 * a.threads * median(pt_wall):
         log("%s: warning: PyTorch used %.2f cores per step (CPU/wall) with --threads %d"

@@ -8,7 +8,9 @@ packages=(cmake ninja-build g++ libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22
           libgtest-dev googletest coinor-libcbc-dev coinor-libclp-dev pkg-config python3
           python3-torch python3-torchvision python3-matplotlib python3-numpy
           python3-networkx clang-22 libclang-rt-22-dev libdnnl-dev
-          libomp-22-dev)
+          libomp-22-dev libopenblas0-pthread)
+# libopenblas0-pthread: Debian's torch runs its matrix products through whichever libblas.so.3 is installed;
+# without OpenBLAS that is netlib's reference BLAS, and bench/bench_step_time.py's PyTorch baseline is 5-10x slow.
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
