@@ -441,14 +441,17 @@ def loaded_blas():
             paths = {line.split()[-1] for line in maps if "/" in line}
     except OSError:
         return None
-    blas = sorted(p for p in paths
-                  if "blas" in os.path.basename(p) or "/blas/" in p or "openblas" in p)
-    return blas[0] if blas else None
+    # libblas.so.3 is what torch links; libopenblas.so.0 may be loaded too
+    # (limit_blas_threads opens it by name).
+    blas = sorted(p for p in paths if "blas" in os.path.basename(p))
+    linked = [p for p in blas if os.path.basename(p).startswith("libblas.so")]
+    return (linked or blas or [None])[0]
 
 
 def is_reference_blas(path):
-    return bool(path) and "openblas" not in path and "blis" not in path \
-        and "mkl" not in path
+    """Debian's netlib reference BLAS lives in .../blas/ (OpenBLAS, BLIS and
+    ATLAS in openblas-*/, blis-*/, atlas/)."""
+    return bool(path) and "/blas/libblas.so" in path
 
 
 class TorchStep:
