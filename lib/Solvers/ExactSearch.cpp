@@ -175,8 +175,8 @@ private:
   /// g + h reaches the cutoff; `f` is g + h.
   std::optional<uint32_t> reach(const Word *k, double g, uint64_t mem,
                                 uint32_t parent, NodeId node, double &f);
-  /// Keys are a few words (3 on siamese): an inline loop, where std::equal called
-  /// memcmp (13.5% of the search's time in perf on siamese at 60%).
+  /// Keys are a few words (3 on siamese): an inline loop, where std::equal
+  /// called memcmp (13.5% of the search's time in perf, siamese at 60%).
   static bool sameKey(const Word *a, const Word *b, size_t n) {
     for (size_t i = 0; i < n; ++i)
       if (a[i] != b[i])
