@@ -68,7 +68,7 @@ public:
          std::optional<double> cutoff, size_t maxStates,
          std::optional<std::chrono::steady_clock::time_point> deadline)
       : graph(graph), budget(budget), cutoff(cutoff), maxStates(maxStates),
-        deadline(deadline) {
+        deadline(deadline), endgame(graph) {
     numNodes = graph.numNodes();
     numValues = graph.numValues();
     valueWords = (numValues + 63) / 64;
@@ -157,6 +157,7 @@ public:
   std::optional<double> cutoff;
   size_t maxStates;
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  StepOutputsEndgame endgame;
 
   // Results.
   std::optional<std::vector<NodeId>> order;
@@ -361,8 +362,10 @@ double Search::estimate(const Word *resident, const Word *done) {
 /// A necessary condition for a state to lead to a plan within the budget:
 /// step outputs are never freed, so every node still to run does so with
 /// the step outputs computed so far and those of its ancestors still to run
-/// resident, next to its own footprint; and whichever node producing a step
-/// output runs last does so with every other step output resident.
+/// resident, next to its own footprint; whichever node producing a step
+/// output runs last does so with every other step output resident; and the
+/// inputs of that last node were held since their producers last ran
+/// (StepOutputsEndgame, from this state on).
 bool Search::futureFits(const Word *done) const {
   uint64_t doneOutputs = 0, pendingOutputs = 0;
   for (size_t n = 0; n < numNodes; ++n)
@@ -387,8 +390,18 @@ bool Search::futureFits(const Word *done) const {
       leastLast = std::min(leastLast, pendingOutputs - stepOutBytes[n] +
                                           footprint[n]);
   }
-  return leastLast == std::numeric_limits<uint64_t>::max() ||
-         doneOutputs + leastLast <= budget;
+  if (leastLast != std::numeric_limits<uint64_t>::max() &&
+      doneOutputs + leastLast > budget)
+    return false;
+  // The last step outputs' inputs (StepOutputsEndgame), seen from here.
+  // `resident` is the state's before the move: the values the move frees
+  // count as held (a weaker requirement), and one it produces is only
+  // missed where its producer runs now with every other step output held,
+  // which the step itself must fit anyway.
+  return endgame.leastPeak(
+             [&](NodeId n) { return Bits::test(done, n); },
+             [&](ValueId v) { return Bits::test(resident.data(), v); }) <=
+         budget;
 }
 
 void Search::expand(uint32_t s) {

@@ -318,19 +318,76 @@ uint64_t remat::peakLowerBound(const TrainingGraph &graph) {
   uint64_t bound = 0;
   for (uint64_t bytes : nodeFootprints(graph))
     bound = std::max(bound, bytes);
-  // Whichever node producing a step output runs last holds every other step
-  // output too.
-  std::vector<uint64_t> held, stepOut;
-  nodeHoldings(graph, held, stepOut);
-  uint64_t pending = 0, last = UINT64_MAX;
-  for (uint64_t bytes : stepOut)
-    pending += bytes;
-  for (NodeId id = 0; id < NodeId(graph.numNodes()); ++id)
-    if (stepOut[id] > 0)
-      last = std::min(last, pending - stepOut[id] + held[id]);
-  if (last != UINT64_MAX)
-    bound = std::max(bound, last);
-  return bound;
+  uint64_t end = StepOutputsEndgame(graph).leastPeak(
+      [](NodeId) { return false; }, [](ValueId) { return false; });
+  return std::max(bound, end);
+}
+
+StepOutputsEndgame::StepOutputsEndgame(const TrainingGraph &graph)
+    : graph(graph) {
+  std::vector<uint64_t> allHeld, allStepOut;
+  nodeHoldings(graph, allHeld, allStepOut);
+  for (NodeId id = 0; id < NodeId(graph.numNodes()); ++id) {
+    if (allStepOut[id] == 0)
+      continue;
+    producers.push_back(id);
+    stepOut.push_back(allStepOut[id]);
+    held.push_back(allHeld[id]);
+    std::vector<Input> &mine = inputs.emplace_back();
+    for (ValueId in : graph.node(id).inputs) {
+      const GraphValue &value = graph.value(in);
+      if (value.isFixed() || value.isOutput || value.producer < 0 ||
+          allStepOut[value.producer] > 0 ||
+          llvm::any_of(mine, [&](const Input &i) { return i.value == in; }))
+        continue;
+      mine.push_back({in, value.bytes, allHeld[value.producer]});
+    }
+  }
+}
+
+uint64_t
+StepOutputsEndgame::leastPeak(llvm::function_ref<bool(NodeId)> done,
+                              llvm::function_ref<bool(ValueId)> resident) const {
+  uint64_t doneBytes = 0, pendingBytes = 0;
+  llvm::SmallVector<size_t, 16> pending;
+  for (size_t k = 0; k < producers.size(); ++k) {
+    if (done(producers[k])) {
+      doneBytes += stepOut[k];
+    } else {
+      pendingBytes += stepOut[k];
+      pending.push_back(k);
+    }
+  }
+  if (pending.empty())
+    return 0;
+  // Each sum below counts distinct values and one workspace, which
+  // TrainingGraph::verify bounds by 2^63-1: none wraps.
+  uint64_t least = UINT64_MAX;
+  for (size_t p : pending) {
+    // p last: every other step output is held while it runs.
+    const uint64_t others = doneBytes + pendingBytes - stepOut[p];
+    uint64_t need = others + held[p];
+    for (const Input &in : inputs[p]) {
+      // Held since the last run of its producer: nothing more to require
+      // when it is resident now and no other step output is pending.
+      if (pending.size() == 1 && resident(in.value))
+        continue;
+      // Its producer runs after every other step output is computed...
+      uint64_t cheapest = others + in.producerHeld;
+      // ...or the last node producing a step output before p runs while v
+      // is held (its footprint counts v when it reads v).
+      for (size_t y : pending) {
+        if (y == p)
+          continue;
+        const std::vector<ValueId> &yIn = graph.node(producers[y]).inputs;
+        uint64_t extra = llvm::is_contained(yIn, in.value) ? 0 : in.bytes;
+        cheapest = std::min(cheapest, others - stepOut[y] + held[y] + extra);
+      }
+      need = std::max(need, cheapest);
+    }
+    least = std::min(least, need);
+  }
+  return least;
 }
 
 void remat::setPlanStatus(SolverResult &result, const TrainingGraph &graph,

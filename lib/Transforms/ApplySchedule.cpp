@@ -236,6 +236,12 @@ LogicalResult budgetError(FunctionOpInterface func, const TrainingGraph &graph,
          << llvm::join(least.notRun, ", ")
          << "; time-limit=0 runs them all)";
   }
+  // Below the peak lower bound no plan exists at all, whatever the solver.
+  uint64_t floor = peakLowerBound(graph);
+  if (budget < floor)
+    diag << "; no plan fits this budget: every plan peaks at " << floor
+         << " bytes or more (the nodes' footprints and the step outputs "
+            "held at the end)";
   if (arenaBytes && *arenaBytes != result.report.peakBytes)
     diag.attachNote() << "with its buffers placed: the plan's " << *arenaBytes
                       << " bytes are its arena, for "

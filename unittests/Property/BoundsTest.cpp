@@ -164,6 +164,39 @@ TEST(ExactSearch, EqualsBruteForceOnTinyRandomGraphs) {
   EXPECT_GE(recomputing, 50u);
 }
 
+/// peakLowerBound is a bound: no plan of a tiny random graph peaks below it
+/// (exhaustive search one byte under it finds none), and it is the least
+/// peak on a good share of them.
+TEST(PeakLowerBound, NoPlanOfTinyRandomGraphsPeaksBelowIt) {
+  unsigned compared = 0, tight = 0, endgameRaises = 0;
+  for (uint64_t i = 0; i < 3000 && compared < 1500; ++i) {
+    Rng rng(graphSeed(2417, i));
+    RandomGraph rg = randomTrainingGraph(rng, 9);
+    const TrainingGraph &g = rg.graph;
+    const uint64_t bound = peakLowerBound(g);
+    if (bound == 0)
+      continue;
+    BruteForceResult below = bruteForceOptimum(g, bound - 1);
+    BruteForceResult at = bruteForceOptimum(g, bound);
+    if (!below.solved || !at.solved)
+      continue;
+    ++compared;
+    EXPECT_FALSE(below.optimum)
+        << "graph " << i << " (" << rg.shape << "): a plan peaks below "
+        << bound;
+    tight += bool(at.optimum);
+    std::vector<uint64_t> footprints = nodeFootprints(g);
+    uint64_t largest = *std::max_element(footprints.begin(), footprints.end());
+    endgameRaises += bound > largest;
+  }
+  std::printf("peak lower bound: %u graphs, the least peak on %u, above "
+              "every node footprint on %u\n",
+              compared, tight, endgameRaises);
+  EXPECT_GE(compared, 1000u);
+  EXPECT_GE(tight, 500u);
+  EXPECT_GE(endgameRaises, 50u);
+}
+
 /// The residency bound (residencyLowerBound, every candidate moment) is at
 /// most the optimum of every tiny random graph at a random budget, and above
 /// the total cost on a good share of them (a bound that never rises above

@@ -164,6 +164,48 @@ TEST(PlanStatus, PeakLowerBoundCountsTheStepOutputsNeverFreed) {
   EXPECT_EQ(r->report.peakBytes, 25u);
 }
 
+TEST(PlanStatus, PeakLowerBoundFollowsTheLastStepOutputsInputs) {
+  // x (fixed) -> f0 -> b (6) -> f1 -> a (2) -> g1 -> w1 (2, output);
+  // x -> f2 -> c (6) -> g2 -> w2 (2, output). Each node alone holds at most
+  // 8 (f1: b and a; g2: c and w2), and whichever of g1, g2 runs last holds
+  // the other's step output: g1 last 2 + 4, g2 last 2 + 8: so far 6. But a,
+  // read by g1, was produced by f1's last run and held since: f1 ran after
+  // w2 existed (2 + 8) or g2 ran while a was held (8 + 2); and c, read by
+  // g2, was produced by f2 after w1 (2 + 6) or held while g1 ran (4 + 6).
+  // Either way 10, the least peak (f0 f1 f2 g2 g1 peaks at 10).
+  TrainingGraph g;
+  ValueId x = g.addFixedValue("x", 3);
+  NodeId f0 = g.addNode("f0", "op", 1, Phase::Forward, {x});
+  ValueId b = g.addOutput(f0, "b", 6);
+  NodeId f1 = g.addNode("f1", "op", 1, Phase::Forward, {b});
+  ValueId a = g.addOutput(f1, "a", 2);
+  NodeId f2 = g.addNode("f2", "op", 1, Phase::Forward, {x});
+  ValueId c = g.addOutput(f2, "c", 6);
+  NodeId g1 = g.addNode("g1", "op", 1, Phase::Backward, {a});
+  g.markOutput(g.addOutput(g1, "w1", 2));
+  NodeId g2 = g.addNode("g2", "op", 1, Phase::Backward, {c});
+  g.markOutput(g.addOutput(g2, "w2", 2));
+  ASSERT_FALSE(bool(g.verify()));
+  EXPECT_EQ(peakLowerBound(g), 10u);
+  for (const SolverInfo &solver : allSolvers()) {
+    if (!solverApplies(solver, g))
+      continue;
+    llvm::Expected<SolverResult> r = runSolver(solver, g, SolverOptions());
+    ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+    EXPECT_GE(r->report.peakBytes, 10u) << solver.name;
+  }
+  SolverOptions options;
+  options.budget = 9;
+  llvm::Expected<SolverResult> r = runSolver(*findSolver("auto"), g, options);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->status, PlanStatus::Infeasible);
+  options.budget = 10;
+  r = runSolver(*findSolver("exact"), g, options);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->status, PlanStatus::Optimal);
+  EXPECT_EQ(r->report.peakBytes, 10u);
+}
+
 TEST(PlanStatus, FollowsTheSimulationAndTheSolversProofs) {
   TrainingGraph g = makeChain(8); // checkpoint-all peaks at 10, cost 18
   const double baseCost = g.totalCost();

@@ -11,6 +11,8 @@
 
 #include "remat/Schedule/Schedule.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <functional>
 #include <optional>
 
@@ -181,9 +183,45 @@ struct SolverResult {
 /// inputs, its outputs (less the inputs it may update in place) and its
 /// workspace, plus the step outputs of its ancestors (computed before it and
 /// never freed); and, since step outputs are never freed, what the last
-/// node producing one holds next to every other step output. A budget below
-/// it is infeasible for every solver.
+/// nodes producing them hold (StepOutputsEndgame). A budget below it is
+/// infeasible for every solver.
 uint64_t peakLowerBound(const TrainingGraph &graph);
+
+/// The end of every schedule, seen from the step outputs: they are never
+/// freed, so a node producing one (it runs once) holds every step output
+/// computed before it. Whichever such node p runs last holds every other step
+/// output next to its own inputs, outputs and workspace; and each input v of
+/// p (not fixed, not a step output) was produced by the last run of its
+/// producer q before p and stayed resident since, so either q ran after
+/// every other step output was computed (holding them all next to its own
+/// footprint), or some node producing a step output ran while v was held -
+/// the last of them with every step output but its own and p's. The least,
+/// over the choices of p, of the largest of these requirements bounds the
+/// peak of every plan from below. Producers q that produce step outputs
+/// themselves count nothing (not bounded here).
+class StepOutputsEndgame {
+public:
+  explicit StepOutputsEndgame(const TrainingGraph &graph);
+  /// The bound for the plans going on from a moment where the nodes `done`
+  /// says have run (their step outputs held from then on) and the values
+  /// `resident` says hold their bytes; 0 when no step output is pending.
+  uint64_t leastPeak(llvm::function_ref<bool(NodeId)> done,
+                     llvm::function_ref<bool(ValueId)> resident) const;
+
+private:
+  struct Input {
+    ValueId value;
+    uint64_t bytes;
+    /// What its producer holds while it runs.
+    uint64_t producerHeld;
+  };
+  const TrainingGraph &graph;
+  /// The nodes producing step outputs, their step outputs' bytes, what they
+  /// hold while they run, and the inputs bounded for each.
+  std::vector<NodeId> producers;
+  std::vector<uint64_t> stepOut, held;
+  std::vector<std::vector<Input>> inputs;
+};
 
 /// Per node, what every plan holds while the node runs for the first time:
 /// its non-fixed inputs, its outputs (less in-place updates), its workspace
