@@ -201,8 +201,11 @@ TEST(PeakLowerBound, NoPlanOfTinyRandomGraphsPeaksBelowIt) {
 /// most the optimum of every tiny random graph at a random budget, and above
 /// the total cost on a good share of them (a bound that never rises above
 /// the trivial one would pass the first check vacuously).
+/// Every moment alone, and every moment at once (each node's cost counted
+/// once), are both checked; the joint bound must rise above the best moment
+/// alone on some graphs.
 TEST(ResidencyBound, IsAtMostTheOptimumOfTinyRandomGraphs) {
-  unsigned compared = 0, aboveTotal = 0, tight = 0;
+  unsigned compared = 0, aboveTotal = 0, tight = 0, jointAbove = 0;
   for (uint64_t i = 0; i < 3000 && compared < 1500; ++i) {
     TinyCase c = tinyCase(2402, i);
     const TrainingGraph &g = c.rg.graph;
@@ -211,20 +214,28 @@ TEST(ResidencyBound, IsAtMostTheOptimumOfTinyRandomGraphs) {
     ++compared;
     double opt = double(*c.truth.optimum);
     double total = g.totalCost();
+    const unsigned all = unsigned(g.numNodes());
+    double alone = residencyLowerBound(g, c.budget, /*seconds=*/10.0,
+                                       /*maxMoments=*/all, /*jointMoments=*/0);
     double bound = residencyLowerBound(g, c.budget, /*seconds=*/10.0,
-                                       /*maxMoments=*/unsigned(g.numNodes()));
+                                       /*maxMoments=*/all,
+                                       /*jointMoments=*/all);
     const std::string &where = c.where;
     EXPECT_GE(bound, total) << where;
     EXPECT_LE(bound, opt + 1e-9 * std::max(1.0, opt)) << where;
+    EXPECT_GE(bound, alone) << where;
+    jointAbove += bound > alone * (1 + 1e-9);
     aboveTotal += bound > total * (1 + 1e-9);
     tight += opt > total && bound >= opt * (1 - 1e-5);
   }
   std::printf("residency bound: %u graphs, %u above the total cost, %u "
-              "equal to the optimum where it recomputes\n",
-              compared, aboveTotal, tight);
+              "equal to the optimum where it recomputes, %u raised by the "
+              "moments at once\n",
+              compared, aboveTotal, tight, jointAbove);
   EXPECT_GE(compared, 1000u);
   EXPECT_GE(aboveTotal, 100u);
   EXPECT_GE(tight, 20u);
+  EXPECT_GE(jointAbove, 3u); // 3 of the 1,500 when written
 }
 
 /// Every registered solver (auto and the CBC ones on every tenth graph) at a

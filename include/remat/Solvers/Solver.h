@@ -234,14 +234,16 @@ std::vector<uint64_t> nodeFootprints(const TrainingGraph &graph);
 /// resident or recomputed later, and a node recomputed later needs its
 /// inputs resident or recomputed too; the linear relaxation of that
 /// covering problem (COIN-OR CLP) at the `maxMoments` most demanding x,
-/// within about `seconds` (lib/Solvers/ResidencyBound.cpp). Valid for any
+/// and at the `jointMoments` most demanding at once (each node's cost
+/// counted once), within about `seconds` (lib/Solvers/ResidencyBound.cpp). Valid for any
 /// order, recomputation and frees; polynomial, so it applies to graphs of
 /// any size. Assumes `budget` >= peakLowerBound(graph).
 /// Graphs above this many nodes get the total cost (the bound keeps two
 /// node-by-node bit matrices).
 constexpr size_t kResidencyBoundMaxNodes = 16384;
 double residencyLowerBound(const TrainingGraph &graph, uint64_t budget,
-                           double seconds, unsigned maxMoments = 4);
+                           double seconds, unsigned maxMoments = 4,
+                           unsigned jointMoments = 8);
 
 /// The status and lower bound of a simulated plan at `budget` (nullopt: no
 /// budget, where plans minimise memory and every status is heuristic), from
