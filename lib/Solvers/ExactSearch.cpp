@@ -367,11 +367,10 @@ double Search::estimate(const Word *resident, const Word *done) {
 /// inputs of that last node were held since their producers last ran
 /// (StepOutputsEndgame, from this state on).
 bool Search::futureFits(const Word *done) const {
-  uint64_t doneOutputs = 0, pendingOutputs = 0;
+  uint64_t doneOutputs = 0;
   for (size_t n = 0; n < numNodes; ++n)
-    if (pinned[n])
-      (Bits::test(done, n) ? doneOutputs : pendingOutputs) += stepOutBytes[n];
-  uint64_t leastLast = std::numeric_limits<uint64_t>::max();
+    if (pinned[n] && Bits::test(done, n))
+      doneOutputs += stepOutBytes[n];
   for (size_t n = 0; n < numNodes; ++n) {
     if (Bits::test(done, n))
       continue;
@@ -386,14 +385,8 @@ bool Search::futureFits(const Word *done) const {
     }
     if (doneOutputs + ancestorsOutputs + footprint[n] > budget)
       return false;
-    if (pinned[n])
-      leastLast = std::min(leastLast, pendingOutputs - stepOutBytes[n] +
-                                          footprint[n]);
   }
-  if (leastLast != std::numeric_limits<uint64_t>::max() &&
-      doneOutputs + leastLast > budget)
-    return false;
-  // The last step outputs' inputs (StepOutputsEndgame), seen from here.
+  // The last step output and its inputs (StepOutputsEndgame), from here.
   // `resident` is the state's before the move: the values the move frees
   // count as held (a weaker requirement), and one it produces is only
   // missed where its producer runs now with every other step output held,

@@ -329,8 +329,7 @@ double remat::residencyLowerBound(const TrainingGraph &graph, uint64_t budget,
   // least the best of them alone, and more where they need different
   // recomputations (the transformer at 50%: 1.02125x alone, 1.02490x over
   // its 8 most demanding moments at once; no more over 16 to 128, which
-  // take 5 to 150 times longer).
-  // With the time the moments alone left.
+  // take 5 to 150 times longer). It gets the time the moments alone left.
   if (joint.size() > 1 && left() > 0.01) {
     std::optional<double> lp = bound.solveRelaxation(joint, left());
     LLVM_DEBUG(llvm::dbgs()

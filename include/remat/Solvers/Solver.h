@@ -235,9 +235,9 @@ std::vector<uint64_t> nodeFootprints(const TrainingGraph &graph);
 /// inputs resident or recomputed too; the linear relaxation of that
 /// covering problem (COIN-OR CLP) at the `maxMoments` most demanding x,
 /// and at the `jointMoments` most demanding at once (each node's cost
-/// counted once), within about `seconds` (lib/Solvers/ResidencyBound.cpp). Valid for any
-/// order, recomputation and frees; polynomial, so it applies to graphs of
-/// any size. Assumes `budget` >= peakLowerBound(graph).
+/// counted once), within about `seconds` (lib/Solvers/ResidencyBound.cpp).
+/// Valid for any order, recomputation and frees; polynomial, so it applies
+/// to graphs of any size. Assumes `budget` >= peakLowerBound(graph).
 /// Graphs above this many nodes get the total cost (the bound keeps two
 /// node-by-node bit matrices).
 constexpr size_t kResidencyBoundMaxNodes = 16384;
