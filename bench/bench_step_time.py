@@ -541,11 +541,12 @@ def fallback_budget(error, plan, policy, checkpoint_all=None):
     the checkpoint-all peak used); (None, None): no retry."""
     if policy == "none" or not error or "infeasible" not in error:
         return None, None
-    # "... whose plan needs N bytes; the least feasible budget is M bytes" or,
+    # "... whose plan needs N bytes; the least feasible budget found is M
+    # bytes" or,
     # with arena placement, "... the plan of L live bytes needs N bytes with
     # its arena ...".
     m = re.search(r"needs (\d+) bytes", error) or \
-        re.search(r"least feasible budget is (\d+) bytes", error)
+        re.search(r"least feasible budget (?:found )?is (\d+) bytes", error)
     if not m:
         return None, None
     need = int(m.group(1))

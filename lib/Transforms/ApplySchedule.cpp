@@ -210,7 +210,7 @@ FailureOr<SolverResult> solveStep(FunctionOpInterface func, const TrainingGraph 
 }
 
 /// Emits the "budget too small" error, naming the least feasible budget
-/// found within the time limit.
+/// found within the time limit and the least peak proven for every plan.
 LogicalResult budgetError(FunctionOpInterface func, const TrainingGraph &graph,
                           const SolverResult &result, uint64_t budget,
                           double timeLimitSeconds, unsigned slots,
@@ -225,7 +225,7 @@ LogicalResult budgetError(FunctionOpInterface func, const TrainingGraph &graph,
   diag << budget << " bytes is infeasible for solver '" << result.solver
        << "' on '" << func.getName() << "', whose plan needs "
        << (arenaBytes ? *arenaBytes : result.report.peakBytes)
-       << " bytes; the least feasible budget is " << least.bytes
+       << " bytes; the least feasible budget found is " << least.bytes
        << " bytes (solver '" << least.solver << "')";
 
   if (!least.notRun.empty()) {
@@ -236,12 +236,19 @@ LogicalResult budgetError(FunctionOpInterface func, const TrainingGraph &graph,
          << llvm::join(least.notRun, ", ")
          << "; time-limit=0 runs them all)";
   }
-  // Below the peak lower bound no plan exists at all, whatever the solver.
+  // What is proven of every plan (peakLowerBound): the least budget found
+  // is the least there is, or the budget is below what any plan needs, or
+  // how far below the least found a plan might still fit.
   uint64_t floor = peakLowerBound(graph);
-  if (budget < floor)
+  const char *why = " (the nodes' footprints and the step outputs held at "
+                    "the end)";
+  if (least.bytes <= floor)
+    diag << "; no plan peaks below it" << why;
+  else if (budget < floor)
     diag << "; no plan fits this budget: every plan peaks at " << floor
-         << " bytes or more (the nodes' footprints and the step outputs "
-            "held at the end)";
+         << " bytes or more" << why;
+  else
+    diag << "; no plan peaks below " << floor << " bytes" << why;
   if (arenaBytes && *arenaBytes != result.report.peakBytes)
     diag.attachNote() << "with its buffers placed: the plan's " << *arenaBytes
                       << " bytes are its arena, for "

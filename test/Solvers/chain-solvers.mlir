@@ -93,7 +93,7 @@
 
 // 50% of 580 is 290 bytes, below what hong-linear reaches; the message names
 // the least budget any registered solver reaches.
-// TOOSMALL: error: budget of 290 bytes is infeasible for solver 'hong-linear' on 'square_chain8', whose plan needs 324 bytes; the least feasible budget is {{[0-9]+}} bytes
+// TOOSMALL: error: budget of 290 bytes is infeasible for solver 'hong-linear' on 'square_chain8', whose plan needs 324 bytes; the least feasible budget found is {{[0-9]+}} bytes
 
 // REPORT: "checkpoint_all_peak_bytes": 580
 // REPORT: "solver": "checkpoint-all"

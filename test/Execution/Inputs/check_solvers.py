@@ -63,7 +63,7 @@ LEAST_MEMORY = ("rotor", "revolve")
 PEAK_RE = re.compile(r"^remat-run: measured_peak_bytes=(\d+) "
                      r"predicted_peak_bytes=(\d+|none)$", re.M)
 INFEASIBLE_RE = re.compile(r"budget of (\d+) bytes is infeasible.*?whose plan "
-                           r"needs (\d+) bytes; the least feasible budget is "
+                           r"needs (\d+) bytes; the least feasible budget found is "
                            r"(\d+) bytes \(solver '([^']*)'\)")
 ADDRESS_RE = re.compile(r"base@ = 0x[0-9a-fA-F]+")
 
