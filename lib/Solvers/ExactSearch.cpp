@@ -672,6 +672,15 @@ remat::solveExactSearch(const TrainingGraph &graph,
       *reportOut = report;
     return plan;
   }
+  // Below the least peak of every plan (the end of every schedule searched
+  // backwards, leastPeakBound): infeasible without searching.
+  if (*options.budget < leastPeakBound(graph)) {
+    report.infeasible = true;
+    if (searchOptions.incumbent)
+      return finish(*searchOptions.incumbent);
+    return makeError("exact search: no plan fits the budget (proven: every "
+                     "plan peaks above it)");
+  }
   std::optional<double> cutoff;
   bool incumbentFits = incumbent && incumbent->peakBytes <= *options.budget;
   if (incumbentFits)

@@ -24,7 +24,10 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <array>
 #include <chrono>
+#include <queue>
+#include <unordered_map>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -323,6 +326,147 @@ uint64_t remat::peakLowerBound(const TrainingGraph &graph) {
   return std::max(bound, end);
 }
 
+namespace {
+/// A state of leastPeakBound's search: S (bits over the step-output nodes)
+/// then H (bits over the values), in a fixed number of words.
+constexpr size_t kEndgameKeyWords = 5;
+using EndgameKey = std::array<uint64_t, kEndgameKeyWords>;
+struct EndgameKeyHash {
+  size_t operator()(const EndgameKey &k) const {
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (uint64_t w : k) {
+      h ^= w + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+      h *= 0xbf58476d1ce4e5b9ull;
+    }
+    return size_t(h ^ (h >> 31));
+  }
+};
+} // namespace
+
+uint64_t remat::leastPeakBound(const TrainingGraph &graph, size_t maxStates) {
+  const uint64_t cheap = peakLowerBound(graph);
+  std::vector<uint64_t> held, stepOut;
+  nodeHoldings(graph, held, stepOut);
+  std::vector<NodeId> producers;
+  std::vector<int> producerIndex(graph.numNodes(), -1);
+  for (NodeId id = 0; id < NodeId(graph.numNodes()); ++id)
+    if (stepOut[id] > 0) {
+      producerIndex[id] = int(producers.size());
+      producers.push_back(id);
+    }
+  // Small graphs only: S in one word, H in the rest.
+  if (producers.empty() || producers.size() > 64 ||
+      graph.numValues() > 64 * (kEndgameKeyWords - 1))
+    return cheap;
+  const size_t words = (graph.numValues() + 63) / 64;
+  auto setH = [&](EndgameKey &k, ValueId v, bool on) {
+    if (on)
+      k[1 + v / 64] |= uint64_t(1) << (v % 64);
+    else
+      k[1 + v / 64] &= ~(uint64_t(1) << (v % 64));
+  };
+  auto sBytes = [&](uint64_t sBits) {
+    uint64_t bytes = 0;
+    for (size_t k = 0; k < producers.size(); ++k)
+      if ((sBits >> k) & 1)
+        bytes += stepOut[producers[k]];
+    return bytes;
+  };
+  // Adds the inputs `node` reads to H; false when one is produced by a
+  // step-output node that runs later, which no schedule does.
+  auto openInputs = [&](EndgameKey &k, NodeId node) {
+    for (ValueId in : graph.node(node).inputs) {
+      const GraphValue &value = graph.value(in);
+      if (value.isFixed() || value.isOutput)
+        continue;
+      int pi = producerIndex[value.producer];
+      if (pi >= 0 && !((k[0] >> pi) & 1))
+        return false;
+      setH(k, in, true);
+    }
+    return true;
+  };
+  // The bytes of H that the event's own footprint does not count.
+  auto heldBesides = [&](const EndgameKey &k, NodeId node) {
+    uint64_t bytes = 0;
+    const Node &n = graph.node(node);
+    for (size_t w = 0; w < words; ++w)
+      for (uint64_t bits = k[1 + w]; bits; bits &= bits - 1) {
+        ValueId v = ValueId(w * 64 + __builtin_ctzll(bits));
+        if (!llvm::is_contained(n.inputs, v) &&
+            !llvm::is_contained(n.outputs, v))
+          bytes += graph.value(v).bytes;
+      }
+    return bytes;
+  };
+
+  std::unordered_map<EndgameKey, uint32_t, EndgameKeyHash> index;
+  std::vector<EndgameKey> states;
+  std::vector<uint64_t> keyOf; // the least largest requirement reaching it
+  using Entry = std::pair<uint64_t, uint32_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> open;
+  auto reach = [&](const EndgameKey &next, uint64_t key) {
+    auto [it, inserted] = index.try_emplace(next, uint32_t(states.size()));
+    if (inserted) {
+      states.push_back(next);
+      keyOf.push_back(key);
+    } else if (keyOf[it->second] <= key) {
+      return;
+    } else {
+      keyOf[it->second] = key;
+    }
+    open.push({key, it->second});
+  };
+  EndgameKey start{};
+  start[0] = producers.size() == 64 ? ~uint64_t(0)
+                                    : (uint64_t(1) << producers.size()) - 1;
+  reach(start, 0);
+  while (!open.empty()) {
+    auto [key, id] = open.top();
+    open.pop();
+    if (keyOf[id] != key)
+      continue; // reached with a lower key since
+    const EndgameKey state = states[id];
+    if (std::all_of(state.begin(), state.end(),
+                    [](uint64_t w) { return w == 0; }))
+      return std::max(cheap, key);
+    if (states.size() > maxStates)
+      return std::max(cheap, key); // every sequence needs at least this
+    const uint64_t before = sBytes(state[0]);
+    // The last step-output node of S.
+    for (size_t k = 0; k < producers.size(); ++k) {
+      if (!((state[0] >> k) & 1))
+        continue;
+      NodeId y = producers[k];
+      EndgameKey next = state;
+      next[0] &= ~(uint64_t(1) << k);
+      uint64_t need = before - stepOut[y] + held[y] + heldBesides(state, y);
+      for (ValueId out : graph.node(y).outputs)
+        setH(next, out, false);
+      if (openInputs(next, y))
+        reach(next, std::max(key, need));
+    }
+    // The last run of the producer of values in H (once per producer).
+    llvm::SmallVector<NodeId, 8> tried;
+    for (size_t w = 0; w < words; ++w)
+      for (uint64_t bits = state[1 + w]; bits; bits &= bits - 1) {
+        NodeId q = graph.value(ValueId(w * 64 + __builtin_ctzll(bits))).producer;
+        if (producerIndex[q] >= 0 || llvm::is_contained(tried, q))
+          continue; // a step-output node's run is the event above
+        tried.push_back(q);
+        EndgameKey next = state;
+        for (ValueId out : graph.node(q).outputs)
+          setH(next, out, false);
+        uint64_t need = before + held[q] + heldBesides(state, q);
+        if (openInputs(next, q))
+          reach(next, std::max(key, need));
+      }
+  }
+  // No sequence at all: not for a valid graph (checkpoint-all is a
+  // schedule, and its events are a sequence).
+  return cheap;
+}
+
 StepOutputsEndgame::StepOutputsEndgame(const TrainingGraph &graph)
     : graph(graph) {
   std::vector<uint64_t> allHeld, allStepOut;
@@ -497,7 +641,8 @@ public:
   Portfolio(const TrainingGraph &graph, const SolverOptions &options)
       : graph(graph), options(options),
         begin(std::chrono::steady_clock::now()), bound(graph.totalCost()) {
-    provenInfeasible = options.budget && *options.budget < peakLowerBound(graph);
+    provenInfeasible =
+        options.budget && *options.budget < leastPeakBound(graph);
   }
 
   double elapsed() const {

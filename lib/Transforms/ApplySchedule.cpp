@@ -236,10 +236,10 @@ LogicalResult budgetError(FunctionOpInterface func, const TrainingGraph &graph,
          << llvm::join(least.notRun, ", ")
          << "; time-limit=0 runs them all)";
   }
-  // What is proven of every plan (peakLowerBound): the least budget found
+  // What is proven of every plan (leastPeakBound): the least budget found
   // is the least there is, or the budget is below what any plan needs, or
   // how far below the least found a plan might still fit.
-  uint64_t floor = peakLowerBound(graph);
+  uint64_t floor = leastPeakBound(graph);
   const char *why = " (the nodes' footprints and the step outputs held at "
                     "the end)";
   if (least.bytes <= floor)

@@ -187,6 +187,26 @@ struct SolverResult {
 /// infeasible for every solver.
 uint64_t peakLowerBound(const TrainingGraph &graph);
 
+/// peakLowerBound, raised by a search of the end of every schedule, backwards
+/// in time, on graphs with at most 64 nodes producing step outputs and 256
+/// values (others: peakLowerBound). The events are the runs of the nodes
+/// producing step outputs (each runs once) and, for every value a later
+/// event reads, the last run of its producer before that read (from it to
+/// the read the value stays resident). Going back from the end, a state is
+/// (S: the step-output nodes that run earlier, H: the values read later
+/// whose producer's last run is earlier); the next event back is the last
+/// of S, y (holding the step outputs of S but y's, its own footprint and
+/// H), or the producer q of values in H (the step outputs of S, its
+/// footprint and the rest of H; a run allocates its outputs, so it ends all
+/// of them in H); each adds its own inputs to H. Every schedule is such a
+/// sequence back to the start (S and H empty), so the least over the
+/// sequences of their largest requirement bounds every plan's peak: a
+/// bottleneck shortest path (Dijkstra on the largest requirement so far),
+/// whose least open key is still a bound when `maxStates` stops it.
+/// Exponential in the worst case: called once per solve (auto) or error,
+/// not per plan.
+uint64_t leastPeakBound(const TrainingGraph &graph, size_t maxStates = 100000);
+
 /// The end of every schedule, seen from the step outputs: they are never
 /// freed, so a node producing one (it runs once) holds every step output
 /// computed before it. Whichever such node p runs last holds every other step
