@@ -7,7 +7,8 @@
 // estimate of the cost still to pay. What it proves holds for the graph:
 //
 //  - when the search ends, its plan is optimal (or the given incumbent is, or
-//    no plan fits the budget: infeasible);
+//    no plan fits the budget: infeasible; a budget below leastPeakBound is
+//    infeasible before any search);
 //  - when it stops early (time or state limit), the least estimated total of
 //    the states still open is a lower bound on the cost of every plan within
 //    the budget.
