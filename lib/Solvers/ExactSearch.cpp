@@ -674,7 +674,10 @@ remat::solveExactSearch(const TrainingGraph &graph,
   }
   // Below the least peak of every plan (the end of every schedule searched
   // backwards, leastPeakBound): infeasible without searching.
-  if (*options.budget < leastPeakBound(graph)) {
+  if (*options.budget <
+      leastPeakBound(graph, options.timeLimitSeconds > 0
+                                ? std::min(2.0, 0.1 * options.timeLimitSeconds)
+                                : 1.0)) {
     report.infeasible = true;
     if (searchOptions.incumbent)
       return finish(*searchOptions.incumbent);

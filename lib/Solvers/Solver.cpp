@@ -343,7 +343,15 @@ struct EndgameKeyHash {
 };
 } // namespace
 
-uint64_t remat::leastPeakBound(const TrainingGraph &graph, size_t maxStates) {
+uint64_t remat::leastPeakBound(const TrainingGraph &graph, double seconds,
+                               size_t maxStates) {
+  const auto begin = std::chrono::steady_clock::now();
+  auto outOfTime = [&] {
+    return seconds > 0 &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         begin)
+                   .count() >= seconds;
+  };
   const uint64_t cheap = peakLowerBound(graph);
   std::vector<uint64_t> held, stepOut;
   nodeHoldings(graph, held, stepOut);
@@ -421,6 +429,7 @@ uint64_t remat::leastPeakBound(const TrainingGraph &graph, size_t maxStates) {
   start[0] = producers.size() == 64 ? ~uint64_t(0)
                                     : (uint64_t(1) << producers.size()) - 1;
   reach(start, 0);
+  size_t pops = 0;
   while (!open.empty()) {
     auto [key, id] = open.top();
     open.pop();
@@ -430,7 +439,7 @@ uint64_t remat::leastPeakBound(const TrainingGraph &graph, size_t maxStates) {
     if (std::all_of(state.begin(), state.end(),
                     [](uint64_t w) { return w == 0; }))
       return std::max(cheap, key);
-    if (states.size() > maxStates)
+    if (states.size() > maxStates || ((++pops & 63) == 0 && outOfTime()))
       return std::max(cheap, key); // every sequence needs at least this
     const uint64_t before = sBytes(state[0]);
     // The last step-output node of S.
@@ -641,8 +650,12 @@ public:
   Portfolio(const TrainingGraph &graph, const SolverOptions &options)
       : graph(graph), options(options),
         begin(std::chrono::steady_clock::now()), bound(graph.totalCost()) {
+    // A tenth of the limit at most, 2 s at most (1 s without a limit).
+    double seconds = options.timeLimitSeconds == 0
+                         ? 1.0
+                         : std::min(2.0, 0.1 * options.timeLimitSeconds);
     provenInfeasible =
-        options.budget && *options.budget < leastPeakBound(graph);
+        options.budget && *options.budget < leastPeakBound(graph, seconds);
   }
 
   double elapsed() const {

@@ -175,7 +175,7 @@ TEST(PeakLowerBound, NoPlanOfTinyRandomGraphsPeaksBelowIt) {
     RandomGraph rg = randomTrainingGraph(rng, 9);
     const TrainingGraph &g = rg.graph;
     const uint64_t cheap = peakLowerBound(g);
-    const uint64_t bound = leastPeakBound(g);
+    const uint64_t bound = leastPeakBound(g, /*seconds=*/0);
     EXPECT_GE(bound, cheap) << "graph " << i;
     if (bound == 0)
       continue;

@@ -202,10 +202,11 @@ uint64_t peakLowerBound(const TrainingGraph &graph);
 /// sequence back to the start (S and H empty), so the least over the
 /// sequences of their largest requirement bounds every plan's peak: a
 /// bottleneck shortest path (Dijkstra on the largest requirement so far),
-/// whose least open key is still a bound when `maxStates` stops it.
-/// Exponential in the worst case: called once per solve (auto) or error,
-/// not per plan.
-uint64_t leastPeakBound(const TrainingGraph &graph, size_t maxStates = 100000);
+/// whose least open key is still a bound when `maxStates` or `seconds` (0:
+/// no time limit) stops it. Exponential in the worst case: called once per
+/// solve (auto, exact) or error, not per plan.
+uint64_t leastPeakBound(const TrainingGraph &graph, double seconds,
+                        size_t maxStates = 100000);
 
 /// The end of every schedule, seen from the step outputs: they are never
 /// freed, so a node producing one (it runs once) holds every step output
