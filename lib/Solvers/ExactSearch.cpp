@@ -674,10 +674,12 @@ remat::solveExactSearch(const TrainingGraph &graph,
   }
   // Below the least peak of every plan (the end of every schedule searched
   // backwards, leastPeakBound): infeasible without searching.
-  if (*options.budget <
-      leastPeakBound(graph, options.timeLimitSeconds > 0
-                                ? std::min(2.0, 0.1 * options.timeLimitSeconds)
-                                : 1.0)) {
+  uint64_t leastPeak =
+      searchOptions.leastPeak
+          ? *searchOptions.leastPeak
+          : leastPeakBound(graph,
+                           leastPeakBoundSeconds(options.timeLimitSeconds));
+  if (*options.budget < leastPeak) {
     report.infeasible = true;
     if (searchOptions.incumbent)
       return finish(*searchOptions.incumbent);

@@ -650,12 +650,11 @@ public:
   Portfolio(const TrainingGraph &graph, const SolverOptions &options)
       : graph(graph), options(options),
         begin(std::chrono::steady_clock::now()), bound(graph.totalCost()) {
-    // A tenth of the limit at most, 2 s at most (1 s without a limit).
-    double seconds = options.timeLimitSeconds == 0
-                         ? 1.0
-                         : std::min(2.0, 0.1 * options.timeLimitSeconds);
-    provenInfeasible =
-        options.budget && *options.budget < leastPeakBound(graph, seconds);
+    if (options.budget) {
+      leastPeak = leastPeakBound(
+          graph, leastPeakBoundSeconds(options.timeLimitSeconds));
+      provenInfeasible = *options.budget < leastPeak;
+    }
   }
 
   double elapsed() const {
@@ -782,6 +781,8 @@ public:
   /// all plans' bound.
   double bound;
   bool provenInfeasible = false;
+  /// leastPeakBound (with a budget; else 0), handed to the exact search.
+  uint64_t leastPeak = 0;
   std::string errors, current;
 };
 } // namespace
@@ -958,6 +959,7 @@ llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
     ExactSearchOptions search;
     if (p.best)
       search.incumbent = p.best->schedule;
+    search.leastPeak = p.leastPeak;
     SolverOptions o = p.sub(std::max(0.1, 0.85 * p.remaining()), budget);
     AUTO_DEBUG(llvm::dbgs() << "auto: run exact with "
                             << llvm::format("%.2f", o.timeLimitSeconds)

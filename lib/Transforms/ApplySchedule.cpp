@@ -239,9 +239,8 @@ LogicalResult budgetError(FunctionOpInterface func, const TrainingGraph &graph,
   // What is proven of every plan (leastPeakBound): the least budget found
   // is the least there is, or the budget is below what any plan needs, or
   // how far below the least found a plan might still fit.
-  uint64_t floor = leastPeakBound(
-      graph, timeLimitSeconds > 0 ? std::min(2.0, 0.1 * timeLimitSeconds)
-                                  : 1.0);
+  uint64_t floor =
+      leastPeakBound(graph, leastPeakBoundSeconds(timeLimitSeconds));
   const char *why = " (the nodes' footprints and the step outputs held at "
                     "the end)";
   if (least.bytes <= floor)

@@ -105,6 +105,28 @@ TEST(RunSolver, SimulatesAndChecksTheBudget) {
   EXPECT_TRUE(r->meetsBudget);
 }
 
+/// Every applicable solver's least-memory plan of `g` peaks at `least` or
+/// more.
+void expectNoPlanBelow(const TrainingGraph &g, uint64_t least) {
+  for (const SolverInfo &solver : allSolvers()) {
+    if (!solverApplies(solver, g))
+      continue;
+    llvm::Expected<SolverResult> r = runSolver(solver, g, SolverOptions());
+    ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+    EXPECT_GE(r->report.peakBytes, least) << solver.name;
+  }
+}
+
+/// Solver `name` on `g` at `budget` (the test fails on an error).
+SolverResult solveAt(const TrainingGraph &g, llvm::StringRef name,
+                     uint64_t budget) {
+  SolverOptions options;
+  options.budget = budget;
+  llvm::Expected<SolverResult> r = runSolver(*findSolver(name), g, options);
+  EXPECT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  return r ? std::move(*r) : SolverResult();
+}
+
 TEST(PlanStatus, PeakLowerBoundIsTheLargestNodeFootprint) {
   // b_i holds d_i, a_{i-1} and its output: 3 bytes; b_0 reads the fixed x.
   TrainingGraph g = makeChain(8);
@@ -112,13 +134,7 @@ TEST(PlanStatus, PeakLowerBoundIsTheLargestNodeFootprint) {
   // A workspace counts while its node runs.
   g.node(3).workspaceBytes = 5; // f3: a2 in, a3 out, 5 of workspace
   EXPECT_EQ(peakLowerBound(g), 7u);
-  for (const SolverInfo &solver : allSolvers()) {
-    if (!solverApplies(solver, g))
-      continue;
-    llvm::Expected<SolverResult> r = runSolver(solver, g, SolverOptions());
-    ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
-    EXPECT_GE(r->report.peakBytes, peakLowerBound(g)) << solver.name;
-  }
+  expectNoPlanBelow(g, 7);
 }
 
 TEST(PlanStatus, PeakLowerBoundCountsTheStepOutputsNeverFreed) {
@@ -144,24 +160,15 @@ TEST(PlanStatus, PeakLowerBoundCountsTheStepOutputsNeverFreed) {
   ASSERT_FALSE(bool(g.verify()));
   EXPECT_EQ(peakLowerBound(g), 21u);
   // It is a bound: every solver's least-memory plan needs 21 or more.
-  for (const SolverInfo &solver : allSolvers()) {
-    if (!solverApplies(solver, g))
-      continue;
-    llvm::Expected<SolverResult> r = runSolver(solver, g, SolverOptions());
-    ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
-    EXPECT_GE(r->report.peakBytes, 21u) << solver.name;
-  }
-  SolverOptions options;
-  options.budget = 24;
-  llvm::Expected<SolverResult> r = runSolver(*findSolver("exact"), g, options);
-  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
-  EXPECT_FALSE(r->meetsBudget);
-  EXPECT_EQ(r->status, PlanStatus::Infeasible);
-  options.budget = 25;
-  r = runSolver(*findSolver("exact"), g, options);
-  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
-  EXPECT_EQ(r->status, PlanStatus::Optimal);
-  EXPECT_EQ(r->report.peakBytes, 25u);
+  expectNoPlanBelow(g, 21);
+  // The search of the schedules' ends finds the least peak, 25.
+  EXPECT_EQ(leastPeakBound(g, /*seconds=*/0), 25u);
+  SolverResult below = solveAt(g, "exact", 24);
+  EXPECT_FALSE(below.meetsBudget);
+  EXPECT_EQ(below.status, PlanStatus::Infeasible);
+  SolverResult at = solveAt(g, "exact", 25);
+  EXPECT_EQ(at.status, PlanStatus::Optimal);
+  EXPECT_EQ(at.report.peakBytes, 25u);
 }
 
 TEST(PlanStatus, PeakLowerBoundFollowsTheLastStepOutputsInputs) {
@@ -187,23 +194,11 @@ TEST(PlanStatus, PeakLowerBoundFollowsTheLastStepOutputsInputs) {
   g.markOutput(g.addOutput(g2, "w2", 2));
   ASSERT_FALSE(bool(g.verify()));
   EXPECT_EQ(peakLowerBound(g), 10u);
-  for (const SolverInfo &solver : allSolvers()) {
-    if (!solverApplies(solver, g))
-      continue;
-    llvm::Expected<SolverResult> r = runSolver(solver, g, SolverOptions());
-    ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
-    EXPECT_GE(r->report.peakBytes, 10u) << solver.name;
-  }
-  SolverOptions options;
-  options.budget = 9;
-  llvm::Expected<SolverResult> r = runSolver(*findSolver("auto"), g, options);
-  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
-  EXPECT_EQ(r->status, PlanStatus::Infeasible);
-  options.budget = 10;
-  r = runSolver(*findSolver("exact"), g, options);
-  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
-  EXPECT_EQ(r->status, PlanStatus::Optimal);
-  EXPECT_EQ(r->report.peakBytes, 10u);
+  expectNoPlanBelow(g, 10);
+  EXPECT_EQ(solveAt(g, "auto", 9).status, PlanStatus::Infeasible);
+  SolverResult at = solveAt(g, "exact", 10);
+  EXPECT_EQ(at.status, PlanStatus::Optimal);
+  EXPECT_EQ(at.report.peakBytes, 10u);
 }
 
 TEST(PlanStatus, FollowsTheSimulationAndTheSolversProofs) {

@@ -41,6 +41,9 @@ struct ExactSearchOptions {
   /// cheaper plans (states whose estimate reaches its cost are pruned), and
   /// proves it optimal when nothing cheaper exists.
   std::optional<Schedule> incumbent;
+  /// leastPeakBound(graph), when the caller has it (auto): not searched
+  /// again.
+  std::optional<uint64_t> leastPeak;
 };
 
 struct ExactSearchReport {

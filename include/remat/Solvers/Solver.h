@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 
@@ -207,6 +208,11 @@ uint64_t peakLowerBound(const TrainingGraph &graph);
 /// solve (auto, exact) or error, not per plan.
 uint64_t leastPeakBound(const TrainingGraph &graph, double seconds,
                         size_t maxStates = 100000);
+/// The time leastPeakBound gets within a solve of `timeLimitSeconds`: a
+/// tenth, 2 s at most; 1 s when the solve has no limit (0).
+inline double leastPeakBoundSeconds(double timeLimitSeconds) {
+  return timeLimitSeconds > 0 ? std::min(2.0, 0.1 * timeLimitSeconds) : 1.0;
+}
 
 /// The end of every schedule, seen from the step outputs: they are never
 /// freed, so a node producing one (it runs once) holds every step output
