@@ -209,7 +209,10 @@ TEST(PeakLowerBound, NoPlanOfTinyRandomGraphsPeaksBelowIt) {
 /// the trivial one would pass the first check vacuously).
 /// Every moment alone, and every moment at once (each node's cost counted
 /// once), are both checked; the joint bound must rise above the best moment
-/// alone on some graphs.
+/// alone on some graphs. Mutations that each made it fail: a value of a node
+/// unordered with the moment counted as produced before it, a reader
+/// unordered with it counted as after it, and a step output of an unordered
+/// node counted as resident whichever side it ran.
 TEST(ResidencyBound, IsAtMostTheOptimumOfTinyRandomGraphs) {
   unsigned compared = 0, aboveTotal = 0, tight = 0, jointAbove = 0;
   for (uint64_t i = 0; i < 3000 && compared < 1500; ++i) {
@@ -239,8 +242,10 @@ TEST(ResidencyBound, IsAtMostTheOptimumOfTinyRandomGraphs) {
               "moments at once\n",
               compared, aboveTotal, tight, jointAbove);
   EXPECT_GE(compared, 1000u);
-  EXPECT_GE(aboveTotal, 100u);
-  EXPECT_GE(tight, 20u);
+  // 199 and 142 when the nodes unordered with the moment came in (166 and
+  // 122 with the ancestors' values alone): the thresholds fail without them.
+  EXPECT_GE(aboveTotal, 185u);
+  EXPECT_GE(tight, 132u);
   EXPECT_GE(jointAbove, 3u); // 3 of the 1,500 when written
 }
 

@@ -257,9 +257,10 @@ std::vector<uint64_t> nodeFootprints(const TrainingGraph &graph);
 
 /// A lower bound on the cost of every plan within `budget` (non-fixed
 /// bytes), at least the graph's total cost: at the first computation of a
-/// node x, the values its ancestors produced for its descendants are
-/// resident or recomputed later, and a node recomputed later needs its
-/// inputs resident or recomputed too; the linear relaxation of that
+/// node x, the values produced before it (by its ancestors, and by the nodes
+/// unordered with it that ran before it) for nodes that run for the first
+/// time after it are resident or recomputed later, and a node recomputed
+/// later needs its inputs resident or recomputed too; the linear relaxation of that
 /// covering problem (COIN-OR CLP) at the `maxMoments` most demanding x,
 /// and at the `jointMoments` most demanding at once (each node's cost
 /// counted once), within about `seconds` (lib/Solvers/ResidencyBound.cpp).
