@@ -9,18 +9,21 @@
 //===----------------------------------------------------------------------===//
 
 #include "CheckmateModel.h"
+#include "CbcBound.h"
 
 #include "remat/Support/Debug.h"
 
 #include "llvm/Support/Format.h"
 
 #include "CbcEventHandler.hpp"
+#include "CoinPackedMatrix.hpp"
 #include "CbcModel.hpp"
 #include "CbcSolver.hpp"
 #include "OsiClpSolverInterface.hpp"
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 using namespace remat;
 using namespace remat::checkmate;
@@ -232,4 +235,88 @@ CbcOutcome checkmate::runCbc(const Formulation &formulation,
       << ", bound " << llvm::format("%g", outcome.bound * formulation.costScale)
       << "\n");
   return outcome;
+}
+
+std::optional<MixedIntegerBound>
+remat::cbcLowerBound(const MixedIntegerProgram &program, double seconds) {
+  if (seconds < 0.02)
+    return std::nullopt;
+  auto begin = std::chrono::steady_clock::now();
+  auto deadline =
+      begin + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                  std::chrono::duration<double>(seconds));
+  auto left = [&] {
+    return std::chrono::duration<double>(deadline -
+                                         std::chrono::steady_clock::now())
+        .count();
+  };
+  const int columns = int(program.objective.size());
+  const int rows = int(program.rowLower.size());
+  CoinPackedMatrix matrix(/*colordered=*/false, program.rowIndex.data(),
+                          program.columnIndex.data(), program.elements.data(),
+                          CoinBigIndex(program.elements.size()));
+  matrix.setDimensions(rows, columns);
+  OsiClpSolverInterface solver;
+  solver.messageHandler()->setLogLevel(0);
+  solver.loadProblem(matrix, program.columnLower.data(),
+                     program.columnUpper.data(), program.objective.data(),
+                     program.rowLower.data(), program.rowUpper.data());
+  for (int c = 0; c < columns; ++c)
+    if (program.integer[c])
+      solver.setInteger(c);
+  // The root relaxation here, under the wall clock (as in runCbc).
+  solver.getModelPtr()->setMaximumSeconds(std::max(0.01, left()));
+  solver.getModelPtr()->setMaximumWallSeconds(std::max(0.01, left()));
+  solver.initialSolve();
+  if (!solver.isProvenOptimal())
+    return std::nullopt;
+  MixedIntegerBound result;
+  result.bound = solver.getObjValue();
+  if (left() < 0.05)
+    return result;
+  // CLP's limits count from when they were set and stay with the solver
+  // CbcModel copies: its node relaxations would stop at the root's limit
+  // and CBC count them infeasible (a feasible 6-column program "proven
+  // infeasible", found by ResidencyBound.IsAtMostTheOptimum...). The event
+  // handler keeps the deadline instead.
+  solver.getModelPtr()->setMaximumSeconds(-1);
+  solver.getModelPtr()->setMaximumWallSeconds(-1);
+
+  CbcModel model(solver);
+  model.setLogLevel(0);
+  CbcMain0(model);
+  // No progress lines; the handler stops the search at the deadline.
+  ProgressHandler handler(nullptr, 0, 1, begin, deadline);
+  model.passInEventHandler(&handler);
+  std::string limit = std::to_string(std::max(left(), 0.05));
+  // The arguments of runCbc's search (see there): a wall-clock limit,
+  // no preprocessing (its early stops crash CbcMain1), and no probing: the
+  // bound problems mix bytes of tensors of very different sizes, where
+  // CglProbing aborts on Debian's CoinUtils assertions.
+  // -integerTolerance 1e-9: with CBC's default (1e-6) a relaxation whose
+  // r is 2.4e-8 (bytes exactly one capacity's 2.4e-8 over) counts as
+  // integral, its rounding breaks the memory row, and CBC declared the
+  // node, and a feasible 5-column program, infeasible instead of branching
+  // (found by ResidencyBound.IsAtMostTheOptimumOfTinyRandomGraphs).
+  std::vector<const char *> args = {
+      "remat-bound",   "-log",         "0",   "-timeMode",   "elapsed",
+      "-preprocess",   "off",          "-sec", limit.c_str(), "-ratioGap",
+      "1e-7",          "-probingCuts", "off", "-integerTolerance",
+      "1e-9",          "-solve",       "-quit"};
+  CbcMain1(static_cast<int>(args.size()), args.data(), model);
+  // An infeasibility claim is not trusted (the program has a point for
+  // every plan; a budget no plan fits is proven elsewhere): the root's
+  // bound stands then.
+  if (model.isProvenInfeasible())
+    return result;
+  double best = model.getBestPossibleObjValue();
+  if (std::isfinite(best) && best < 1e20 && best > result.bound)
+    result.bound = best;
+  // A bound above a solution CBC holds is no bound: keep the root's then.
+  if (model.getSolutionCount() > 0 && result.bound > model.getObjValue())
+    result.bound = std::min(result.bound, model.getObjValue());
+  result.optimal = model.isProvenOptimal();
+  if (result.optimal && model.getSolutionCount() > 0)
+    result.bound = model.getObjValue();
+  return result;
 }

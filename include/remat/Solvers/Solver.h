@@ -263,7 +263,9 @@ std::vector<uint64_t> nodeFootprints(const TrainingGraph &graph);
 /// later needs its inputs resident or recomputed too; the linear relaxation of that
 /// covering problem (COIN-OR CLP) at the `maxMoments` most demanding x,
 /// and at the `jointMoments` most demanding at once (each node's cost
-/// counted once), within about `seconds` (lib/Solvers/ResidencyBound.cpp).
+/// counted once), and the integer program (COIN-OR CBC's best bound) at the
+/// `integerMoments` x of the highest relaxations, within about `seconds`
+/// (lib/Solvers/ResidencyBound.cpp).
 /// Valid for any order, recomputation and frees; polynomial, so it applies
 /// to graphs of any size. Assumes `budget` >= peakLowerBound(graph).
 /// Graphs above this many nodes get the total cost (the bound keeps two
@@ -271,7 +273,8 @@ std::vector<uint64_t> nodeFootprints(const TrainingGraph &graph);
 constexpr size_t kResidencyBoundMaxNodes = 16384;
 double residencyLowerBound(const TrainingGraph &graph, uint64_t budget,
                            double seconds, unsigned maxMoments = 4,
-                           unsigned jointMoments = 8);
+                           unsigned jointMoments = 8,
+                           unsigned integerMoments = 1);
 
 /// The status and lower bound of a simulated plan at `budget` (nullopt: no
 /// budget, where plans minimise memory and every status is heuristic), from
