@@ -439,7 +439,37 @@ public:
     solver.initialSolve();
     if (!solver.isProvenOptimal())
       return std::nullopt;
-    return solver.getObjValue();
+    return boundFromDuals(program, solver.getRowPrice());
+  }
+
+  /// The bound that the row duals `y` prove, whatever their accuracy: for
+  /// every x within the column bounds and the row bounds,
+  /// c x = (c - A^T y) x + y A x >= sum_j min over x_j of (c - A^T y)_j x_j
+  /// + sum_i min over r_i of y_i r_i (a dual whose row bound on its side is
+  /// infinite is taken as 0). CLP's objective itself holds only up to its
+  /// tolerances, which on mobilenet_v2 at 60% put it 484 above the cost of a
+  /// plan `auto` had found.
+  static double boundFromDuals(const MixedIntegerProgram &program,
+                               const double *dual) {
+    const size_t rows = program.rowLower.size();
+    std::vector<double> y(dual, dual + rows);
+    double bound = 0;
+    for (size_t r = 0; r < rows; ++r) {
+      const double lower = program.rowLower[r], upper = program.rowUpper[r];
+      if (y[r] > 0)
+        y[r] = std::isfinite(lower) ? y[r] : 0;
+      else if (y[r] < 0)
+        y[r] = std::isfinite(upper) ? y[r] : 0;
+      bound += y[r] > 0 ? y[r] * lower : y[r] < 0 ? y[r] * upper : 0;
+    }
+    std::vector<double> reduced = program.objective;
+    for (size_t k = 0; k < program.elements.size(); ++k)
+      reduced[program.columnIndex[k]] -=
+          program.elements[k] * y[program.rowIndex[k]];
+    for (size_t c = 0; c < reduced.size(); ++c)
+      bound += reduced[c] * (reduced[c] < 0 ? program.columnUpper[c]
+                                            : program.columnLower[c]);
+    return bound;
   }
 
   const TrainingGraph &graph;
