@@ -283,10 +283,8 @@ remat::cbcLowerBound(const MixedIntegerProgram &program, double seconds) {
   if (left() < 0.05)
     return result;
   // CLP's limits count from when they were set and stay with the solver
-  // CbcModel copies: its node relaxations would stop at the root's limit
-  // and CBC count them infeasible (a feasible 6-column program "proven
-  // infeasible", found by ResidencyBound.IsAtMostTheOptimum...). The event
-  // handler keeps the deadline instead.
+  // CbcModel copies: cleared, so that the root's limit does not stop the
+  // node relaxations; the event handler keeps the deadline.
   solver.getModelPtr()->setMaximumSeconds(-1);
   solver.getModelPtr()->setMaximumWallSeconds(-1);
 
@@ -302,10 +300,10 @@ remat::cbcLowerBound(const MixedIntegerProgram &program, double seconds) {
   // bound problems mix bytes of tensors of very different sizes, where
   // CglProbing aborts on Debian's CoinUtils assertions.
   // -integerTolerance 1e-9: with CBC's default (1e-6) a relaxation whose
-  // r is 2.4e-8 (bytes exactly one capacity's 2.4e-8 over) counts as
+  // r is 2.4e-8 (two kept values 2.4e-8 of the capacity over it) counts as
   // integral, its rounding breaks the memory row, and CBC declared the
-  // node, and a feasible 5-column program, infeasible instead of branching
-  // (found by ResidencyBound.IsAtMostTheOptimumOfTinyRandomGraphs).
+  // node, and with it a feasible 5-column program, infeasible instead of
+  // branching (found by ResidencyBound.IsAtMostTheOptimumOfTinyRandomGraphs).
   std::vector<const char *> args = {
       "remat-bound",   "-log",         "0",   "-timeMode",   "elapsed",
       "-preprocess",   "off",          "-sec", limit.c_str(), "-ratioGap",

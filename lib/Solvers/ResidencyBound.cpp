@@ -12,11 +12,11 @@
 //   (before_z = 1 or 0), and what ran before t is closed under producers
 //   (before_z <= before_p);
 // - a value v produced before t (by an ancestor, or by an unordered node
-//   with before_p) and read by a node that runs for the first time after t
-//   (a descendant, or an unordered node without before_u) must be resident
-//   at t (kept), or its producer must run again after t (r = 1):
-//   keep_v + r_p >= before_p - before_u; a step output produced before t is
-//   resident (never freed);
+//   with before_p) and read after t (by a descendant; by an unordered node
+//   u at its first run, without before_u, or at a rerun, r_u) must be
+//   resident at t (kept), or its producer must run again after t (r = 1):
+//   keep_v + r_p >= before_p - before_u + r_u; a step output produced
+//   before t is resident (never freed);
 // - a node recomputed after t ran before t and needs its inputs then: each
 //   input w was resident at t, or its producer runs again after t too;
 // - at t, x holds its footprint (peakLowerBound's: its inputs, outputs,
@@ -25,8 +25,10 @@
 // Every plan computes every node once, plus at least the recomputations
 // after t: cost >= total cost + min sum_a cost(a) r_a over the 0/1 points
 // of these constraints, and over their linear relaxation (solved with
-// COIN-OR CLP), which is what is used. Each x gives a valid bound; the best
-// of a few is reported. A cheaper relaxation of the same (no chain
+// COIN-OR CLP; the bound is read off its row duals, valid whatever their
+// accuracy), which is what is used. Each x gives a valid bound; the best
+// of a few is reported, and the x of the highest relaxation is also solved
+// as an integer program (COIN-OR CBC's best bound, CbcBound.h). A cheaper relaxation of the same (no chain
 // constraints, no unordered nodes, only the values the ancestors leave for
 // the descendants: a fractional knapsack cover) ranks every x first, and so
 // does the memory at x in the program's own order (one order of the
@@ -35,9 +37,10 @@
 // mobilenet_v2 at 80% of its peak every knapsack cover is empty, yet no
 // order of the nodes keeps every moment within the budget (a min cut over
 // the sets that can run before t says 98.4% of the peak at least), and the
-// plans' 0.36% of recomputation is 0.001% above this bound. Several moments also bound together: each has its
-// own variables, and a node's cost counts once, through R_a >= r_a at every
-// moment (a plan that runs a again after any moment runs it at least twice).
+// plans' 0.36% of recomputation is 0.001% above this bound. Several moments
+// also bound together: each has its own variables, and a node's cost counts
+// once, through R_a >= r_a at every moment (a plan that runs a again after
+// any moment runs it at least twice).
 //
 // Nothing here is from the seed papers: it is a relaxation of the
 // simulator's rules (DESIGN.md §5) written for this project, checked
@@ -321,8 +324,10 @@ public:
         // first time after t reads, or that the step returns (never
         // freed): kept, or its producer runs again (a step output only
         // kept). Its producer ran before t when it is an ancestor, else
-        // when before_p; a reader unordered with x ran after t unless
-        // before_u: keep_v + r_p >= before_p - before_u.
+        // when before_p; a reader unordered with x reads it after t at its
+        // first run unless before_u, and at a rerun (r_u):
+        // keep_v + r_p >= before_p - before_u + r_u (which also covers the
+        // rerun's input below).
         const GraphValue &value = graph.value(v);
         const NodeId p = value.producer;
         auto crossing = [&](NodeId reader, bool stepOutput) {
@@ -412,8 +417,7 @@ public:
     }
     if (!value)
       return std::nullopt;
-    // CLP's optimum is exact up to its tolerances (1e-7): a bound a little
-    // below it stays a bound.
+    // A millionth less, for the rounding of the bound's own arithmetic.
     return std::max(0.0, *value * maxCost * (1 - 1e-6) - 1e-9 * maxCost);
   }
 
