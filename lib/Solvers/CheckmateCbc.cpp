@@ -240,6 +240,22 @@ CbcOutcome checkmate::runCbc(const Formulation &formulation,
   return outcome;
 }
 
+void remat::loadProgram(OsiClpSolverInterface &solver,
+                        const MixedIntegerProgram &program) {
+  CoinPackedMatrix matrix(/*colordered=*/false, program.rowIndex.data(),
+                          program.columnIndex.data(), program.elements.data(),
+                          CoinBigIndex(program.elements.size()));
+  matrix.setDimensions(int(program.rowLower.size()),
+                       int(program.objective.size()));
+  solver.messageHandler()->setLogLevel(0);
+  solver.loadProblem(matrix, program.columnLower.data(),
+                     program.columnUpper.data(), program.objective.data(),
+                     program.rowLower.data(), program.rowUpper.data());
+  for (size_t c = 0; c < program.integer.size(); ++c)
+    if (program.integer[c])
+      solver.setInteger(int(c));
+}
+
 std::optional<MixedIntegerBound>
 remat::cbcLowerBound(const MixedIntegerProgram &program, double seconds) {
   if (seconds < 0.02)
@@ -253,20 +269,8 @@ remat::cbcLowerBound(const MixedIntegerProgram &program, double seconds) {
                                          std::chrono::steady_clock::now())
         .count();
   };
-  const int columns = int(program.objective.size());
-  const int rows = int(program.rowLower.size());
-  CoinPackedMatrix matrix(/*colordered=*/false, program.rowIndex.data(),
-                          program.columnIndex.data(), program.elements.data(),
-                          CoinBigIndex(program.elements.size()));
-  matrix.setDimensions(rows, columns);
   OsiClpSolverInterface solver;
-  solver.messageHandler()->setLogLevel(0);
-  solver.loadProblem(matrix, program.columnLower.data(),
-                     program.columnUpper.data(), program.objective.data(),
-                     program.rowLower.data(), program.rowUpper.data());
-  for (int c = 0; c < columns; ++c)
-    if (program.integer[c])
-      solver.setInteger(c);
+  loadProgram(solver, program);
   // The root relaxation here, under the wall clock (as in runCbc).
   solver.getModelPtr()->setMaximumSeconds(std::max(0.01, left()));
   solver.getModelPtr()->setMaximumWallSeconds(std::max(0.01, left()));

@@ -59,7 +59,6 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include "CoinPackedMatrix.hpp"
 #include "CoinPackedVector.hpp"
 #include "OsiClpSolverInterface.hpp"
 
@@ -424,19 +423,8 @@ public:
   /// The linear relaxation of `program` by CLP within `seconds`.
   static std::optional<double> solveLinear(const MixedIntegerProgram &program,
                                            double seconds) {
-    // The matrix in one piece (appending rows one by one reallocates it
-    // each time: 50 s for densenet201's joint model, 0.1 s this way).
-    CoinPackedMatrix matrix(/*colordered=*/false, program.rowIndex.data(),
-                            program.columnIndex.data(),
-                            program.elements.data(),
-                            CoinBigIndex(program.elements.size()));
-    matrix.setDimensions(int(program.rowLower.size()),
-                         int(program.objective.size()));
     OsiClpSolverInterface solver;
-    solver.messageHandler()->setLogLevel(0);
-    solver.loadProblem(matrix, program.columnLower.data(),
-                       program.columnUpper.data(), program.objective.data(),
-                       program.rowLower.data(), program.rowUpper.data());
+    loadProgram(solver, program);
     // CLP's own limit is CPU time; the wall clock is the user's.
     solver.getModelPtr()->setMaximumSeconds(seconds);
     solver.getModelPtr()->setMaximumWallSeconds(seconds);
