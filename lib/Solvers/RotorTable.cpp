@@ -29,6 +29,74 @@ using namespace remat;
 static const float kInf = std::numeric_limits<float>::infinity();
 
 //===----------------------------------------------------------------------===//
+// Reused storage
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The storage kept on this thread while a RotorTableReuse is alive.
+struct KeptStorage {
+  unsigned scopes = 0;
+  std::vector<std::vector<float>> buffers;
+};
+thread_local KeptStorage kept;
+/// Two buffers: a solve alternates between at most two live tables
+/// (RotorSearch.cpp's scaled second table).
+constexpr size_t kKeptBuffers = 2;
+} // namespace
+
+RotorTableReuse::RotorTableReuse() { ++kept.scopes; }
+
+RotorTableReuse::~RotorTableReuse() {
+  if (--kept.scopes == 0)
+    kept.buffers.clear();
+}
+
+RotorTableStorage &
+RotorTableStorage::operator=(RotorTableStorage &&other) noexcept {
+  if (this != &other) {
+    release();
+    cells = std::move(other.cells);
+    other.cells = {};
+  }
+  return *this;
+}
+
+RotorTableStorage::~RotorTableStorage() { release(); }
+
+void RotorTableStorage::release() {
+  if (kept.scopes == 0 || cells.capacity() == 0)
+    return;
+  cells.clear();
+  if (kept.buffers.size() < kKeptBuffers) {
+    kept.buffers.push_back(std::move(cells));
+  } else {
+    // Keep the larger ones: the next tables are usually as large.
+    auto smallest = std::min_element(
+        kept.buffers.begin(), kept.buffers.end(),
+        [](const auto &x, const auto &y) { return x.capacity() < y.capacity(); });
+    if (smallest->capacity() < cells.capacity())
+      std::swap(*smallest, cells);
+  }
+  cells = {};
+}
+
+void RotorTableStorage::assign(size_t n, float value) {
+  if (cells.capacity() < n && kept.scopes != 0) {
+    // The smallest kept buffer that holds n cells.
+    auto fit = kept.buffers.end();
+    for (auto it = kept.buffers.begin(); it != kept.buffers.end(); ++it)
+      if (it->capacity() >= n &&
+          (fit == kept.buffers.end() || it->capacity() < fit->capacity()))
+        fit = it;
+    if (fit != kept.buffers.end()) {
+      std::swap(cells, *fit);
+      kept.buffers.erase(fit);
+    }
+  }
+  cells.assign(n, value);
+}
+
+//===----------------------------------------------------------------------===//
 // The dynamic program
 //===----------------------------------------------------------------------===//
 
@@ -194,6 +262,21 @@ llvm::Expected<RotorTable> RotorTable::build(const RotorChain &chain,
   return std::move(t);
 }
 
+/// out[m] = min(out[m], (pre + right[m]) + left[m]) for m in [from, to]:
+/// C_1's hot loop (fill), contiguous and branch-free. Compiled twice, for
+/// AVX2 and for the baseline, the one the CPU runs chosen when the program
+/// loads: sums of two adds and a minimum are the same bits either way (no
+/// contraction, no reassociation), so the tables are too, and rebuild()'s
+/// scalar re-evaluation still matches them.
+__attribute__((target_clones("avx2", "default"))) static void
+relaxCheckpointed(float *out, const float *right, const float *left,
+                  float pre, int from, int to) {
+  for (int m = from; m <= to; ++m) {
+    float v = (pre + right[m]) + left[m];
+    out[m] = v < out[m] ? v : out[m];
+  }
+}
+
 void RotorTable::fill() {
   // Every column is filled: memories beyond the slots' S are answered from
   // the same table (RotorDPOptions::columns).
@@ -249,11 +332,7 @@ void RotorTable::fill() {
         const float pre = prefix(s, sp);
         const float *right = row(sp, t);
         const float *left = row(s, sp - 1);
-        // Contiguous, branch-free and vectorisable: the hot loop.
-        for (int m = std::max(none, w); m <= S; ++m) {
-          float v = (pre + right[m - w]) + left[m];
-          out[m] = v < out[m] ? v : out[m];
-        }
+        relaxCheckpointed(out, right - w, left, pre, std::max(none, w), S);
       }
     }
   }

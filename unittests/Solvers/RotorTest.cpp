@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <queue>
 #include <random>
 
@@ -401,6 +402,49 @@ TEST(RotorDP, HugeCostsAreScaledNotInfinite) {
   ASSERT_FALSE(bool(table));
   EXPECT_NE(llvm::toString(table.takeError()).find("sum to more than"),
             std::string::npos);
+}
+
+TEST(RotorDP, ReusedStorageGivesTheSameTables) {
+  // RotorTableReuse hands an ended table's storage to the next table: every
+  // cell must be the new chain's, whatever the old storage held (a cheap
+  // chain's costs before a dear one's, a long table's before a short one's).
+  std::mt19937 rng(2411);
+  struct Case {
+    RotorChain chain;
+    uint64_t memory;
+    RotorDPOptions dp;
+  };
+  std::vector<Case> cases;
+  for (int i = 0; i < 40; ++i) {
+    unsigned L = 2 + unsigned(rng() % 14);
+    Case c{randomChain(rng, L, /*pins=*/i % 4 == 0), 4 + rng() % 40, {}};
+    c.dp.slots = 8 + unsigned(rng() % 60);
+    c.dp.columns = (i % 3 == 0) ? c.dp.slots * 2 : 0;
+    c.dp.allowFAllChains = i % 5 != 0;
+    cases.push_back(std::move(c));
+  }
+  auto costs = [](const RotorTable &table) {
+    std::vector<double> out;
+    for (unsigned m = 0; m <= table.columns(); ++m)
+      out.push_back(table.cost(m));
+    return out;
+  };
+  std::vector<std::vector<double>> fresh;
+  for (const Case &c : cases) {
+    llvm::Expected<RotorTable> table = RotorTable::build(c.chain, c.memory, c.dp);
+    ASSERT_TRUE(bool(table)) << llvm::toString(table.takeError());
+    fresh.push_back(costs(*table));
+  }
+  RotorTableReuse reuse;
+  std::optional<RotorTable> alive; // one table kept alive across builds
+  for (size_t i = 0; i < cases.size(); ++i) {
+    llvm::Expected<RotorTable> table =
+        RotorTable::build(cases[i].chain, cases[i].memory, cases[i].dp);
+    ASSERT_TRUE(bool(table));
+    EXPECT_EQ(costs(*table), fresh[i]) << "case " << i;
+    if (i % 2 == 0)
+      alive = std::move(*table); // the previous one ends here
+  }
 }
 
 TEST(RotorDP, TableIsTriangularFloats) {
