@@ -40,7 +40,9 @@
 // plans' 0.36% of recomputation is 0.001% above this bound. Several moments
 // also bound together: each has its own variables, and a node's cost counts
 // once, through R_a >= r_a at every moment (a plan that runs a again after
-// any moment runs it at least twice).
+// any moment runs it at least twice), or twice where a value of a must be
+// made again between two moments and again after the second (R_a counts
+// reruns; solveRelaxation).
 //
 // Nothing here is from the seed papers: it is a relaxation of the
 // simulator's rules (DESIGN.md §5) written for this project, checked
@@ -241,14 +243,17 @@ public:
     auto addRow = [&](CoinPackedVector row, double lower, double upper) {
       rows.push_back({std::move(row), lower, upper});
     };
-    // Per moment, its before_z columns (the links between moments below).
-    std::vector<std::vector<int>> beforeOf;
+    // Per moment, its before_z and keep_v columns (the links between
+    // moments below).
+    std::vector<std::vector<int>> beforeOf, keepOf;
     for (const Moment &moment : moments) {
       const NodeId x = moment.node;
       const llvm::BitVector mayRun = earlier(x);
       beforeOf.emplace_back(n, -1);
       std::vector<int> &before = beforeOf.back();
-      std::vector<int> recompute(n, -1), keep(graph.numValues(), -1);
+      keepOf.emplace_back(graph.numValues(), -1);
+      std::vector<int> &keep = keepOf.back();
+      std::vector<int> recompute(n, -1);
       std::vector<ValueId> keptValues;
       for (int a : mayRun.set_bits()) {
         if (!ancestors[x].test(a)) {
@@ -385,11 +390,46 @@ public:
             addRow(std::move(row), -inf, 0.0);
           }
       }
+    // Two moments x ancestor of y, and a value v of an ancestor p of x that
+    // a node between them reads at its first run (a descendant of x and an
+    // ancestor of y) and a node after y reads too: v not resident at x's
+    // moment is made again before that reader, before y's; v not resident
+    // at y's is made again after it. Two runs of p, so
+    // R_p >= (1 - keep_v at x) + (1 - keep_v at y): R counts p's reruns
+    // (at most one per moment), not only whether there is one.
+    bool countsReruns = false;
+    for (size_t i = 0; i < moments.size(); ++i)
+      for (size_t j = 0; j < moments.size(); ++j) {
+        const NodeId x = moments[i].node, y = moments[j].node;
+        if (i == j || x == y || !ancestors[y].test(x))
+          continue;
+        llvm::BitVector between = descendants[x];
+        between &= ancestors[y];
+        for (int p : ancestors[x].set_bits())
+          for (ValueId v : graph.node(p).outputs) {
+            if (keepOf[i][v] < 0 || keepOf[j][v] < 0 || !readAfter(y, v))
+              continue;
+            bool readBetween = false;
+            for (NodeId u : graph.value(v).users)
+              readBetween |= between.test(u);
+            if (!readBetween)
+              continue;
+            CoinPackedVector row;
+            row.insert(once[p], 1.0);
+            row.insert(keepOf[i][v], 1.0);
+            row.insert(keepOf[j][v], 1.0);
+            addRow(std::move(row), 2.0, inf);
+            countsReruns = true;
+          }
+      }
     const int columns = int(objective.size());
     MixedIntegerProgram program;
     program.objective = std::move(objective);
     program.columnLower.assign(columns, 0.0);
     program.columnUpper.assign(columns, 1.0);
+    if (countsReruns)
+      for (int a : any.set_bits())
+        program.columnUpper[once[a]] = double(moments.size());
     for (int c : cannotKeep)
       program.columnUpper[c] = 0.0;
     // r, R and before are 0/1 in every plan; keep follows from them.

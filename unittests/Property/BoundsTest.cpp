@@ -262,7 +262,10 @@ TEST(ResidencyBound, IsAtMostTheOptimumOfTinyRandomGraphs) {
   // without them. 11 raised by the integer programs when they came in.
   EXPECT_GE(aboveTotal, 190u);
   EXPECT_GE(tight, 240u);
-  EXPECT_GE(jointAbove, 3u); // 3 of the 1,500 when written
+  // 3 of the 1,500 when written, 9 with the rows that count a value's two
+  // reruns (80,000 graphs of four other seeds: 315 raised, none above the
+  // optimum).
+  EXPECT_GE(jointAbove, 8u);
   EXPECT_GE(integerAbove, 8u);
 }
 
