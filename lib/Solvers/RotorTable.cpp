@@ -262,18 +262,18 @@ llvm::Expected<RotorTable> RotorTable::build(const RotorChain &chain,
   return std::move(t);
 }
 
-/// out[m] = min(out[m], (pre + right[m]) + left[m]) for m in [from, to]:
-/// C_1's hot loop (fill), contiguous and branch-free. Compiled twice, for
-/// AVX2 and for the baseline, the one the CPU runs chosen when the program
-/// loads: sums of two adds and a minimum are the same bits either way (no
+/// out[k] = min(out[k], (pre + right[k]) + left[k]) for k < count: C_1's
+/// hot loop (fill), contiguous and branch-free. Compiled twice, for AVX2 and
+/// for the baseline, the one the CPU runs chosen when the program loads:
+/// sums of two adds and a minimum are the same bits either way (no
 /// contraction, no reassociation), so the tables are too, and rebuild()'s
 /// scalar re-evaluation still matches them.
 __attribute__((target_clones("avx2", "default"))) static void
 relaxCheckpointed(float *out, const float *right, const float *left,
-                  float pre, int from, int to) {
-  for (int m = from; m <= to; ++m) {
-    float v = (pre + right[m]) + left[m];
-    out[m] = v < out[m] ? v : out[m];
+                  float pre, int count) {
+  for (int k = 0; k < count; ++k) {
+    float v = (pre + right[k]) + left[k];
+    out[k] = v < out[k] ? v : out[k];
   }
 }
 
@@ -332,7 +332,10 @@ void RotorTable::fill() {
         const float pre = prefix(s, sp);
         const float *right = row(sp, t);
         const float *left = row(s, sp - 1);
-        relaxCheckpointed(out, right - w, left, pre, std::max(none, w), S);
+        const int from = std::max(none, w);
+        if (from <= S)
+          relaxCheckpointed(out + from, right + (from - w), left + from, pre,
+                            S - from + 1);
       }
     }
   }
