@@ -695,6 +695,9 @@ public:
   /// The options a member runs with: the observer and `seconds` of time
   /// (0: none).
   SolverOptions sub(double seconds, std::optional<uint64_t> budget) {
+    // A new member: the plans kept for pruning are its own (the exact
+    // search's, which nothing prunes, are not left to the next member).
+    keptPlans.clear();
     SolverOptions o = options;
     o.budget = budget;
     o.timeLimitSeconds = seconds;
