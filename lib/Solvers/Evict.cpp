@@ -44,7 +44,8 @@ class EvictionPlanner {
 public:
   EvictionPlanner(const TrainingGraph &graph,
                   const std::vector<NodeId> &startOrder, uint64_t budget,
-                  EvictionScore score, double timeLimitSeconds)
+                  EvictionScore score, double timeLimitSeconds,
+                  llvm::ArrayRef<double> rerunShare)
       : graph(graph), startOrder(startOrder), budget(budget), score(score),
         resident(graph.numValues(), 0), locked(graph.numValues(), 0),
         evictable(graph.numValues(), 0), pinnedNode(graph.numNodes(), 0),
@@ -67,6 +68,12 @@ public:
       const GraphValue &value = graph.value(v);
       evictable[v] = !value.isFixed() && !value.isOutput;
     }
+    // A guide's shares (solveEvictGuided): a value whose producer the
+    // relaxation does not run again scores ~100 times its cost.
+    keepWeight.assign(graph.numNodes(), 1.0);
+    if (!rerunShare.empty())
+      for (NodeId p = 0; p < NodeId(graph.numNodes()); ++p)
+        keepWeight[p] = 1.0 / (std::clamp(rerunShare[p], 0.0, 1.0) + 0.01);
     // The positions of each value's readers in the start order, ascending.
     positionOf.assign(graph.numNodes(), 0);
     for (size_t p = 0; p < startOrder.size(); ++p) {
@@ -179,6 +186,7 @@ private:
     double cost = recomputeCost(v);
     if (cost == infinity)
       return infinity;
+    cost *= keepWeight[graph.value(v).producer];
     switch (score) {
     case EvictionScore::NextUse:
       return cost / (bytes * double(next + 1 - position));
@@ -336,6 +344,9 @@ private:
   const std::vector<NodeId> &startOrder;
   const uint64_t budget;
   const EvictionScore score;
+  /// Per node, the factor on the recomputation cost of its values (1
+  /// without a guide).
+  std::vector<double> keepWeight;
   std::vector<char> resident;
   std::vector<int> locked;
   std::vector<char> evictable;
@@ -382,12 +393,17 @@ llvm::Expected<std::vector<NodeId>>
 remat::evictionComputeOrder(const TrainingGraph &graph,
                             const std::vector<NodeId> &startOrder,
                             uint64_t budget, EvictionScore score,
-                            double timeLimitSeconds) {
+                            double timeLimitSeconds,
+                            llvm::ArrayRef<double> rerunShare) {
   if (!isTopologicalOrder(graph, startOrder))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "evict: the start order is not a "
                                    "topological order of the graph");
-  return EvictionPlanner(graph, startOrder, budget, score, timeLimitSeconds)
+  if (!rerunShare.empty() && rerunShare.size() != graph.numNodes())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "evict: one rerun share per node expected");
+  return EvictionPlanner(graph, startOrder, budget, score, timeLimitSeconds,
+                         rerunShare)
       .run();
 }
 
@@ -397,9 +413,15 @@ static std::vector<NodeId> programOrder(const TrainingGraph &graph) {
   return order;
 }
 
-llvm::Expected<SolvedPlan> remat::solveEvict(const TrainingGraph &graph,
-                                             const SolverOptions &options) {
-  const Clock::time_point begin = Clock::now();
+/// The runs of `evict` (solveEvict) and of its guided form
+/// (solveEvictGuided) from `startOrders`, timed from `begin`: at the budget
+/// and above it, then (with `otherScores`) DTR's scores, or the least
+/// budget when none meets it. Every plan goes to the observer.
+static llvm::Expected<SolvedPlan>
+runEvictions(const TrainingGraph &graph, const SolverOptions &options,
+             Clock::time_point begin,
+             const std::vector<std::vector<NodeId>> &startOrders,
+             llvm::ArrayRef<double> rerunShare, bool otherScores) {
   auto left = [&]() -> double {
     if (options.timeLimitSeconds == 0)
       return 0; // no limit
@@ -416,8 +438,8 @@ llvm::Expected<SolvedPlan> remat::solveEvict(const TrainingGraph &graph,
     double time = left();
     if (time < 0)
       return std::nullopt;
-    llvm::Expected<std::vector<NodeId>> order =
-        evictionComputeOrder(graph, startOrder, given, score, time);
+    llvm::Expected<std::vector<NodeId>> order = evictionComputeOrder(
+        graph, startOrder, given, score, time, rerunShare);
     if (!order) {
       lastError = llvm::toString(order.takeError());
       return std::nullopt;
@@ -451,20 +473,6 @@ llvm::Expected<SolvedPlan> remat::solveEvict(const TrainingGraph &graph,
     return report;
   };
 
-  // The start orders: the program's, and the order of least peak without
-  // recomputation (Reorder.h; a fifth of the time when limited), which
-  // often leaves more room at the peak (resnet50 at 50%: 1.021x from it,
-  // 1.046x from the program's).
-  std::vector<std::vector<NodeId>> startOrders = {programOrder(graph)};
-  {
-    ReorderOptions reorder;
-    reorder.timeLimitSeconds =
-        options.timeLimitSeconds == 0 ? 0 : 0.2 * options.timeLimitSeconds;
-    ReorderResult reordered = reorderForMemory(graph, reorder);
-    if (reordered.order != startOrders.front())
-      startOrders.push_back(std::move(reordered.order));
-  }
-
   if (options.budget) {
     // The planner evicts whole values, so its plans peak a little below
     // the budget it is given, and not monotonically in it: budgets from the
@@ -483,10 +491,11 @@ llvm::Expected<SolvedPlan> remat::solveEvict(const TrainingGraph &graph,
         if (factor == 1.0 && atBudget.empty())
           atBudget = lastError;
       }
-    for (EvictionScore score :
-         {EvictionScore::Staleness, EvictionScore::CostPerByte})
-      for (const std::vector<NodeId> &start : startOrders)
-        attempt(start, budget, score);
+    if (otherScores)
+      for (EvictionScore score :
+           {EvictionScore::Staleness, EvictionScore::CostPerByte})
+        for (const std::vector<NodeId> &start : startOrders)
+          attempt(start, budget, score);
     if (!atBudget.empty())
       lastError = atBudget;
   }
@@ -518,4 +527,139 @@ llvm::Expected<SolvedPlan> remat::solveEvict(const TrainingGraph &graph,
                                        ? std::string("evict: no plan")
                                        : lastError);
   return SolvedPlan(std::move(*best));
+}
+
+llvm::Expected<SolvedPlan> remat::solveEvict(const TrainingGraph &graph,
+                                             const SolverOptions &options) {
+  const Clock::time_point begin = Clock::now();
+  // The start orders: the program's, and the order of least peak without
+  // recomputation (Reorder.h; a fifth of the time when limited), which
+  // often leaves more room at the peak (resnet50 at 50%: 1.021x from it,
+  // 1.046x from the program's).
+  std::vector<std::vector<NodeId>> startOrders = {programOrder(graph)};
+  {
+    ReorderOptions reorder;
+    reorder.timeLimitSeconds =
+        options.timeLimitSeconds == 0 ? 0 : 0.2 * options.timeLimitSeconds;
+    ReorderResult reordered = reorderForMemory(graph, reorder);
+    if (reordered.order != startOrders.front())
+      startOrders.push_back(std::move(reordered.order));
+  }
+
+  return runEvictions(graph, options, begin, startOrders, /*rerunShare=*/{},
+                      /*otherScores=*/true);
+}
+
+std::vector<NodeId> remat::guidedStartOrder(const TrainingGraph &graph,
+                                            const ResidencyGuide &guide) {
+  const size_t n = graph.numNodes();
+  std::vector<NodeId> order = programOrder(graph);
+  // Per binding moment, ascending: the nodes the relaxation runs after it that sit
+  // before it go right after it, and those it runs before it that sit
+  // after it go right before it, each group in its current order.
+  std::vector<char> moved(n, 0);
+  for (const ResidencyGuide::MomentOrder &moment : guide.moments) {
+    // Only where the moment's memory binds: elsewhere the relaxation's
+    // sides are arbitrary (the transformer at 50%: its weight-gradient
+    // moment, which binds nothing, runs the rest of the backward before it).
+    if (!moment.binding || moment.node < 0 || size_t(moment.node) >= n)
+      continue;
+    auto regroup = [&](llvm::ArrayRef<NodeId> group, bool after) {
+      std::fill(moved.begin(), moved.end(), 0);
+      for (NodeId z : group)
+        if (z >= 0 && size_t(z) < n)
+          moved[z] = 1;
+      auto at = std::find(order.begin(), order.end(), moment.node);
+      std::vector<NodeId> head, block, tail;
+      bool past = false;
+      for (auto it = order.begin(); it != order.end(); ++it) {
+        if (it == at) {
+          past = true;
+          continue;
+        }
+        bool take = moved[*it] && (after ? !past : past);
+        (take ? block : past ? tail : head).push_back(*it);
+      }
+      order = std::move(head);
+      if (!after)
+        order.insert(order.end(), block.begin(), block.end());
+      order.push_back(moment.node);
+      if (after)
+        order.insert(order.end(), block.begin(), block.end());
+      order.insert(order.end(), tail.begin(), tail.end());
+    };
+    regroup(moment.after, /*after=*/true);
+    regroup(moment.before, /*after=*/false);
+  }
+  // The relaxation's orders hold per moment, and the moments' need not
+  // agree: a topological order as close to these positions as can be
+  // (each node when its producers have run, the earliest position first).
+  std::vector<size_t> rank(n);
+  for (size_t i = 0; i < n; ++i)
+    rank[order[i]] = i;
+  std::vector<unsigned> waiting(n, 0);
+  std::vector<std::vector<NodeId>> users(n);
+  for (NodeId id = 0; id < NodeId(n); ++id) {
+    llvm::SmallVector<NodeId, 4> producers;
+    for (ValueId in : graph.node(id).inputs)
+      if (NodeId p = graph.value(in).producer; p >= 0)
+        producers.push_back(p);
+    llvm::sort(producers);
+    producers.erase(std::unique(producers.begin(), producers.end()),
+                    producers.end());
+    waiting[id] = producers.size();
+    for (NodeId p : producers)
+      users[p].push_back(id);
+  }
+  using Entry = std::pair<size_t, NodeId>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> ready;
+  for (NodeId id = 0; id < NodeId(n); ++id)
+    if (waiting[id] == 0)
+      ready.emplace(rank[id], id);
+  std::vector<NodeId> result;
+  result.reserve(n);
+  while (!ready.empty()) {
+    NodeId id = ready.top().second;
+    ready.pop();
+    result.push_back(id);
+    for (NodeId user : users[id])
+      if (--waiting[user] == 0)
+        ready.emplace(rank[user], user);
+  }
+  return result;
+}
+
+llvm::Expected<SolvedPlan>
+remat::solveEvictGuided(const TrainingGraph &graph,
+                        const SolverOptions &options,
+                        const ResidencyGuide &guide) {
+  const Clock::time_point begin = Clock::now();
+  if (!guide.empty() && guide.rerunShare.size() != graph.numNodes())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "evict: the guide is not of this graph");
+  return runEvictions(graph, options, begin, {guidedStartOrder(graph, guide)},
+                      guide.rerunShare, /*otherScores=*/false);
+}
+
+llvm::Expected<SolvedPlan>
+remat::solveEvictGuidedByBound(const TrainingGraph &graph,
+                               const SolverOptions &options) {
+  const Clock::time_point begin = Clock::now();
+  ResidencyGuide guide;
+  // The bound's relaxation, as `auto` runs it (a tenth of the limit, at
+  // most 2 s; 1 s without a limit); below the least peak nothing fits and
+  // there is nothing to follow.
+  if (options.budget && *options.budget >= peakLowerBound(graph)) {
+    double seconds = options.timeLimitSeconds == 0
+                         ? 1.0
+                         : std::min(2.0, 0.1 * options.timeLimitSeconds);
+    residencyLowerBound(graph, *options.budget, seconds, /*maxMoments=*/4,
+                        /*jointMoments=*/8, /*integerMoments=*/0, &guide);
+  }
+  SolverOptions rest = options;
+  if (options.timeLimitSeconds > 0)
+    rest.timeLimitSeconds = std::max(
+        1e-3, options.timeLimitSeconds -
+                  std::chrono::duration<double>(Clock::now() - begin).count());
+  return solveEvictGuided(graph, rest, guide);
 }

@@ -203,9 +203,11 @@ public:
   /// after that moment; keep: resident at it); a node's cost counts once,
   /// through R_a >= r_a at every moment: every plan that runs a again after
   /// any of the moments runs it at least once more.
+  /// `guide`, when given and the relaxation is solved, receives its
+  /// optimum (ResidencyGuide).
   std::optional<double> solveRelaxation(llvm::ArrayRef<Moment> moments,
-                                        double seconds,
-                                        bool integer = false) const {
+                                        double seconds, bool integer = false,
+                                        ResidencyGuide *guide = nullptr) const {
     // The nodes that may have run before a moment: its ancestors (they
     // did) and the nodes unordered with it (`before` decides).
     auto earlier = [&](NodeId x) {
@@ -246,6 +248,8 @@ public:
     // Per moment, its before_z and keep_v columns (the links between
     // moments below).
     std::vector<std::vector<int>> beforeOf, keepOf;
+    // Per moment, the row of its memory.
+    std::vector<size_t> memoryRow;
     for (const Moment &moment : moments) {
       const NodeId x = moment.node;
       const llvm::BitVector mayRun = earlier(x);
@@ -321,6 +325,7 @@ public:
           }
           row.insert(keep[v], double(graph.value(v).bytes) / room);
         }
+        memoryRow.push_back(rows.size());
         addRow(std::move(row), -inf, 1.0);
       }
       for (ValueId v : keptValues) {
@@ -452,7 +457,29 @@ public:
               cbcLowerBound(program, seconds))
         value = mip->bound;
     } else {
-      value = solveLinear(program, seconds);
+      std::vector<double> point, prices;
+      value = solveLinear(program, seconds, guide ? &point : nullptr,
+                          guide ? &prices : nullptr);
+      if (value && guide) {
+        guide->rerunShare.assign(n, 0.0);
+        for (int a : any.set_bits())
+          guide->rerunShare[a] = std::clamp(point[once[a]], 0.0, 1.0);
+        guide->moments.clear();
+        for (size_t i = 0; i < moments.size(); ++i) {
+          ResidencyGuide::MomentOrder order;
+          order.node = moments[i].node;
+          // A moment whose memory does not raise the optimum (its row's
+          // price is 0) says nothing about where its unordered nodes go.
+          order.binding = std::fabs(prices[memoryRow[i]]) > 1e-9;
+          for (NodeId z = 0; z < NodeId(n); ++z)
+            if (int column = beforeOf[i][z]; column >= 0)
+              (point[column] >= 0.5 ? order.before : order.after).push_back(z);
+          guide->moments.push_back(std::move(order));
+        }
+        llvm::sort(guide->moments, [](const auto &l, const auto &r) {
+          return l.node < r.node;
+        });
+      }
     }
     if (!value)
       return std::nullopt;
@@ -461,8 +488,12 @@ public:
   }
 
   /// The linear relaxation of `program` by CLP within `seconds`.
-  static std::optional<double> solveLinear(const MixedIntegerProgram &program,
-                                           double seconds) {
+  /// `point` and `prices`, when given, receive the optimum's columns and
+  /// its row duals.
+  static std::optional<double>
+  solveLinear(const MixedIntegerProgram &program, double seconds,
+              std::vector<double> *point = nullptr,
+              std::vector<double> *prices = nullptr) {
     OsiClpSolverInterface solver;
     loadProgram(solver, program);
     // CLP's own limit is CPU time; the wall clock is the user's.
@@ -471,6 +502,12 @@ public:
     solver.initialSolve();
     if (!solver.isProvenOptimal())
       return std::nullopt;
+    if (point)
+      point->assign(solver.getColSolution(),
+                    solver.getColSolution() + program.objective.size());
+    if (prices)
+      prices->assign(solver.getRowPrice(),
+                     solver.getRowPrice() + program.rowLower.size());
     return boundFromDuals(program, solver.getRowPrice());
   }
 
@@ -517,7 +554,8 @@ public:
 double remat::residencyLowerBound(const TrainingGraph &graph, uint64_t budget,
                                   double seconds, unsigned maxMoments,
                                   unsigned jointMoments,
-                                  unsigned integerMoments) {
+                                  unsigned integerMoments,
+                                  ResidencyGuide *guide) {
   const double total = graph.totalCost();
   // Two n x n bit matrices: 64 MiB at the limit. Larger graphs get the
   // trivial bound.
@@ -578,13 +616,23 @@ double remat::residencyLowerBound(const TrainingGraph &graph, uint64_t budget,
   // model comes first. The moments alone measure what one costs here.
   double perMoment = 0;
   size_t solved = 0;
+  // The relaxation `guide` holds.
+  double guideValue = 0;
+  if (guide)
+    *guide = ResidencyGuide();
   std::vector<std::pair<double, size_t>> relaxed; // (LP value, moment)
   for (size_t i = 0; i < moments.size(); ++i) {
     double time = left() / double(moments.size() - i);
     if (time < 0.01)
       break;
     double started = left();
-    std::optional<double> lp = bound.solveRelaxation(moments[i], time);
+    ResidencyGuide point;
+    std::optional<double> lp = bound.solveRelaxation(
+        moments[i], time, /*integer=*/false, guide ? &point : nullptr);
+    if (lp && guide && (guide->empty() || *lp > guideValue)) {
+      *guide = std::move(point);
+      guideValue = *lp;
+    }
     perMoment += started - left();
     ++solved;
     if (lp)
@@ -608,7 +656,13 @@ double remat::residencyLowerBound(const TrainingGraph &graph, uint64_t budget,
   const double jointTime =
       solved ? perMoment / double(solved) * double(joint.size()) : 0;
   if (joint.size() > 1 && left() > std::max(0.01, jointTime)) {
-    std::optional<double> lp = bound.solveRelaxation(joint, left());
+    ResidencyGuide point;
+    std::optional<double> lp = bound.solveRelaxation(
+        joint, left(), /*integer=*/false, guide ? &point : nullptr);
+    if (lp && guide && (guide->empty() || *lp >= guideValue)) {
+      *guide = std::move(point);
+      guideValue = *lp;
+    }
     LLVM_DEBUG(llvm::dbgs()
                << "residency bound: " << joint.size()
                << " moments at once: LP "

@@ -15,6 +15,7 @@
 #include "remat/Schedule/Schedule.h"
 #include "remat/Solvers/Evict.h"
 #include "remat/Solvers/ExactSearch.h"
+#include "remat/Solvers/Reorder.h"
 #include "remat/Solvers/Solver.h"
 
 #include "gtest/gtest.h"
@@ -267,6 +268,244 @@ TEST(ResidencyBound, IsAtMostTheOptimumOfTinyRandomGraphs) {
   // optimum).
   EXPECT_GE(jointAbove, 8u);
   EXPECT_GE(integerAbove, 8u);
+}
+
+/// Per node of `g`, the nodes reachable from it (its descendants).
+std::vector<std::vector<char>> descendantsOf(const TrainingGraph &g) {
+  const size_t n = g.numNodes();
+  std::vector<std::vector<char>> reaches(n, std::vector<char>(n, 0));
+  for (NodeId id = NodeId(n) - 1; id >= 0; --id)
+    for (ValueId out : g.node(id).outputs)
+      for (NodeId user : g.value(out).users) {
+        reaches[id][user] = 1;
+        for (size_t k = 0; k < n; ++k)
+          reaches[id][k] |= reaches[user][k];
+      }
+  return reaches;
+}
+
+/// The eviction planner guided by the residency bound's relaxation
+/// (solveEvictGuided) on tiny random graphs at random budgets: the guide
+/// holds one share in [0, 1] per node and, per moment, unordered nodes
+/// only, each on one side; its start order is topological; every plan is
+/// valid and, within the budget, costs at least the optimum. On these
+/// graphs the guide gains nothing over the unguided planner (the shares
+/// mostly come from values too large to keep, and the planner already
+/// evicts those); its gain is on the transformer (docs/solvers-at-scale.md),
+/// and `auto` runs both.
+TEST(EvictGuided, FollowsTheRelaxationToValidPlansOfTinyRandomGraphs) {
+  unsigned guided = 0, planned = 0, binding = 0, optimal = 0;
+  for (uint64_t i = 0; i < 4000 && guided < 600; ++i) {
+    TinyCase c = tinyCase(2425, i);
+    const TrainingGraph &g = c.rg.graph;
+    if (!c.truth.solved || !c.truth.optimum)
+      continue;
+    const std::string &where = c.where;
+    const size_t n = g.numNodes();
+    const unsigned all = unsigned(n);
+    ResidencyGuide guide;
+    residencyLowerBound(g, c.budget, /*seconds=*/10.0, /*maxMoments=*/all,
+                        /*jointMoments=*/all, /*integerMoments=*/0, &guide);
+    if (guide.empty())
+      continue;
+    ++guided;
+    ASSERT_EQ(guide.rerunShare.size(), n) << where;
+    for (double share : guide.rerunShare) {
+      EXPECT_GE(share, 0.0) << where;
+      EXPECT_LE(share, 1.0) << where;
+    }
+    std::vector<std::vector<char>> reaches = descendantsOf(g);
+    for (const ResidencyGuide::MomentOrder &moment : guide.moments) {
+      binding += moment.binding;
+      std::vector<char> side(n, 0);
+      for (auto [group, mark] : {std::pair(&moment.before, 1),
+                                 std::pair(&moment.after, 2)})
+        for (NodeId z : *group) {
+          ASSERT_TRUE(z >= 0 && size_t(z) < n) << where;
+          EXPECT_NE(z, moment.node) << where;
+          EXPECT_FALSE(reaches[z][moment.node] || reaches[moment.node][z])
+              << where << ": node " << z << " is ordered with moment "
+              << moment.node;
+          EXPECT_EQ(side[z], 0) << where << ": node " << z << " on both sides";
+          side[z] = char(mark);
+        }
+    }
+    EXPECT_TRUE(isTopologicalOrder(g, guidedStartOrder(g, guide))) << where;
+    SolverOptions options;
+    options.budget = c.budget;
+    options.timeLimitSeconds = 0;
+    llvm::Expected<SolvedPlan> plan = solveEvictGuided(g, options, guide);
+    if (!plan) {
+      llvm::consumeError(plan.takeError());
+      continue;
+    }
+    CheckResult check = checkPlan(g, plan->schedule);
+    ASSERT_TRUE(check.valid()) << where << ": " << check.violations[0];
+    if (check.peakBytes > c.budget)
+      continue;
+    ++planned;
+    const double optimum = double(*c.truth.optimum);
+    EXPECT_GE(double(check.totalCost), optimum * (1 - 1e-12)) << where;
+    optimal += double(check.totalCost) <= optimum * (1 + 1e-12);
+  }
+  std::printf("evict guided: %u graphs with a guide (%u binding moments), "
+              "%u plans within the budget, %u of them optimal\n",
+              guided, binding, planned, optimal);
+  EXPECT_GE(guided, 500u);
+  EXPECT_GE(planned, 400u);
+  EXPECT_GE(binding, 10u);
+}
+
+/// x -> f0 -> a0 (10) -> f1 -> a1 (10) -> f2 -> a2 (10) -> loss -> l (1,
+/// output); b2 (l, a2) -> d2 (5); b1 (d2, a1) -> d1 (5); b0 (d1, a0) -> dx
+/// (1, output). Costs 1. Within 33 bytes a0 or a1 goes before b2 runs.
+TrainingGraph threeLayerStep() {
+  TrainingGraph g;
+  ValueId x = g.addFixedValue("x", 100);
+  NodeId f0 = g.addNode("f0", "op", 1, Phase::Forward, {x});
+  ValueId a0 = g.addOutput(f0, "a0", 10);
+  NodeId f1 = g.addNode("f1", "op", 1, Phase::Forward, {a0});
+  ValueId a1 = g.addOutput(f1, "a1", 10);
+  NodeId f2 = g.addNode("f2", "op", 1, Phase::Forward, {a1});
+  ValueId a2 = g.addOutput(f2, "a2", 10);
+  NodeId loss = g.addNode("loss", "op", 1, Phase::Forward, {a2});
+  ValueId l = g.addOutput(loss, "l", 1);
+  g.markOutput(l);
+  NodeId b2 = g.addNode("b2", "op", 1, Phase::Backward, {l, a2});
+  ValueId d2 = g.addOutput(b2, "d2", 5);
+  NodeId b1 = g.addNode("b1", "op", 1, Phase::Backward, {d2, a1});
+  ValueId d1 = g.addOutput(b1, "d1", 5);
+  NodeId b0 = g.addNode("b0", "op", 1, Phase::Backward, {d1, a0});
+  ValueId dx = g.addOutput(b0, "dx", 1);
+  g.markOutput(dx);
+  EXPECT_FALSE(bool(g.verify()));
+  return g;
+}
+
+/// The shares choose the victim: unguided, the next-use score evicts a0
+/// (needed last) and recomputes f0; with the share on f1 (a relaxation that
+/// runs f1 again), a1 goes and f1 runs twice. Both plans fit.
+TEST(EvictGuided, TheSharesChooseWhichValueIsRecomputed) {
+  TrainingGraph g = threeLayerStep();
+  std::vector<NodeId> program(g.numNodes());
+  std::iota(program.begin(), program.end(), 0);
+  auto runs = [&](const std::vector<NodeId> &order, NodeId node) {
+    return std::count(order.begin(), order.end(), node);
+  };
+  for (bool guided : {false, true}) {
+    std::vector<double> shares(g.numNodes(), 0.0);
+    if (guided)
+      shares[1] = 1.0; // f1
+    llvm::Expected<std::vector<NodeId>> order = evictionComputeOrder(
+        g, program, 33, EvictionScore::NextUse, 0,
+        guided ? llvm::ArrayRef<double>(shares) : llvm::ArrayRef<double>());
+    ASSERT_TRUE(bool(order)) << llvm::toString(order.takeError());
+    EXPECT_EQ(runs(*order, 0), guided ? 1 : 2) << "f0, guided " << guided;
+    EXPECT_EQ(runs(*order, 1), guided ? 2 : 1) << "f1, guided " << guided;
+    CheckResult check = checkPlan(g, insertEarlyFrees(g, *order));
+    ASSERT_TRUE(check.valid()) << check.violations[0];
+    EXPECT_LE(check.peakBytes, 33u);
+  }
+  // A share vector of the wrong length is an error, not a guess.
+  llvm::Expected<std::vector<NodeId>> wrong = evictionComputeOrder(
+      g, program, 33, EvictionScore::NextUse, 0, std::vector<double>(3, 0.0));
+  EXPECT_FALSE(bool(wrong));
+  if (!wrong)
+    llvm::consumeError(wrong.takeError());
+}
+
+/// guidedStartOrder on tiny random graphs: for one binding moment whose
+/// sides come from a random topological order, every node it runs before
+/// the moment comes before it and every node it runs after comes after it;
+/// a moment that does not bind leaves the program's order; moments whose
+/// sides disagree (random sides) still give a topological order.
+TEST(EvictGuided, StartOrderPutsUnorderedNodesOnTheirMomentsSides) {
+  unsigned moved = 0;
+  for (uint64_t i = 0; i < 300; ++i) {
+    Rng rng(graphSeed(2426, i));
+    RandomGraph rg = randomTrainingGraph(rng, 12);
+    const TrainingGraph &g = rg.graph;
+    const size_t n = g.numNodes();
+    if (n < 2)
+      continue;
+    std::vector<std::vector<char>> reaches = descendantsOf(g);
+    // A random topological order (Kahn's, a random ready node each time).
+    std::vector<unsigned> waiting(n, 0);
+    for (NodeId id = 0; id < NodeId(n); ++id)
+      for (NodeId p = 0; p < NodeId(n); ++p)
+        if (p != id) {
+          bool producer = false;
+          for (ValueId in : g.node(id).inputs)
+            producer |= g.value(in).producer == p;
+          waiting[id] += producer;
+        }
+    std::vector<NodeId> ready, random;
+    for (NodeId id = 0; id < NodeId(n); ++id)
+      if (waiting[id] == 0)
+        ready.push_back(id);
+    while (!ready.empty()) {
+      size_t k = rng.below(ready.size());
+      NodeId id = ready[k];
+      ready.erase(ready.begin() + k);
+      random.push_back(id);
+      for (NodeId user = 0; user < NodeId(n); ++user) {
+        bool reads = false;
+        for (ValueId in : g.node(user).inputs)
+          reads |= g.value(in).producer == id;
+        if (reads && --waiting[user] == 0)
+          ready.push_back(user);
+      }
+    }
+    ASSERT_EQ(random.size(), n);
+    std::vector<size_t> at(n);
+    for (size_t k = 0; k < n; ++k)
+      at[random[k]] = k;
+    ResidencyGuide guide;
+    guide.rerunShare.assign(n, 0.0);
+    ResidencyGuide::MomentOrder moment;
+    moment.node = NodeId(rng.below(n));
+    moment.binding = true;
+    for (NodeId z = 0; z < NodeId(n); ++z)
+      if (z != moment.node && !reaches[z][moment.node] &&
+          !reaches[moment.node][z])
+        (at[z] < at[moment.node] ? moment.before : moment.after).push_back(z);
+    guide.moments = {moment};
+    std::vector<NodeId> order = guidedStartOrder(g, guide);
+    ASSERT_TRUE(isTopologicalOrder(g, order)) << "graph " << i;
+    std::vector<size_t> position(n);
+    for (size_t k = 0; k < n; ++k)
+      position[order[k]] = k;
+    for (NodeId z : moment.before)
+      EXPECT_LT(position[z], position[moment.node]) << "graph " << i;
+    for (NodeId z : moment.after)
+      EXPECT_GT(position[z], position[moment.node]) << "graph " << i;
+    for (NodeId z : moment.before)
+      moved += z > moment.node;
+    for (NodeId z : moment.after)
+      moved += z < moment.node;
+    // Not binding: the program's order.
+    guide.moments[0].binding = false;
+    std::vector<NodeId> program(n);
+    std::iota(program.begin(), program.end(), 0);
+    EXPECT_EQ(guidedStartOrder(g, guide), program) << "graph " << i;
+    // Several moments with random sides.
+    guide.moments.clear();
+    for (int k = 0; k < 3; ++k) {
+      ResidencyGuide::MomentOrder m;
+      m.node = NodeId(rng.below(n));
+      m.binding = true;
+      for (NodeId z = 0; z < NodeId(n); ++z)
+        if (z != m.node && !reaches[z][m.node] && !reaches[m.node][z])
+          (rng.below(2) ? m.before : m.after).push_back(z);
+      guide.moments.push_back(std::move(m));
+    }
+    llvm::sort(guide.moments,
+               [](const auto &l, const auto &r) { return l.node < r.node; });
+    EXPECT_TRUE(isTopologicalOrder(g, guidedStartOrder(g, guide)))
+        << "graph " << i;
+  }
+  // The sides must differ from the program's order often enough to matter.
+  EXPECT_GE(moved, 100u);
 }
 
 /// Every registered solver (auto and the CBC ones on every tenth graph) at a

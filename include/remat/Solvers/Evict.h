@@ -60,10 +60,14 @@ llvm::StringRef evictionScoreName(EvictionScore score);
 /// demand. An error naming the node that cannot fit when no eviction makes
 /// room for it, or when the run takes more than `timeLimitSeconds` of wall
 /// time (0: no limit).
+/// With `rerunShare` (one per node, ResidencyGuide::rerunShare) the cost of
+/// recomputing a value is weighed by 1 / (share of its producer + 0.01):
+/// the values the relaxation runs again go first.
 llvm::Expected<std::vector<NodeId>>
 evictionComputeOrder(const TrainingGraph &graph,
                      const std::vector<NodeId> &startOrder, uint64_t budget,
-                     EvictionScore score, double timeLimitSeconds = 0);
+                     EvictionScore score, double timeLimitSeconds = 0,
+                     llvm::ArrayRef<double> rerunShare = {});
 
 /// The registered solver `evict`: from the program's order and from
 /// reorder's order of least peak (Reorder.h), the next-use score at the
@@ -76,6 +80,34 @@ evictionComputeOrder(const TrainingGraph &graph,
 /// best by betterPlan is returned.
 llvm::Expected<SolvedPlan> solveEvict(const TrainingGraph &graph,
                                       const SolverOptions &options);
+
+/// The program's order with, per binding moment of `guide` (ascending), the nodes
+/// unordered with it moved to the side of it where the relaxation runs
+/// them, then made topological again (each node once its producers ran,
+/// the earliest of those positions first).
+std::vector<NodeId> guidedStartOrder(const TrainingGraph &graph,
+                                     const ResidencyGuide &guide);
+
+/// The eviction planner guided by the residency bound's relaxation
+/// (residencyLowerBound's `guide`; not from the seed papers): from
+/// guidedStartOrder, the next-use score weighed by the relaxation's rerun
+/// shares, at the budget and up to 8% above it, as solveEvict does. The
+/// relaxation says which values to recompute and where the unordered nodes
+/// (weight gradients) go; the planner makes a plan of it. The transformer
+/// at 50%: 1.0279x, 0.06% above the bound, where every other planner stays
+/// above 1.039x (docs/solvers-at-scale.md).
+/// An empty guide gives the program's order and unweighted scores.
+llvm::Expected<SolvedPlan> solveEvictGuided(const TrainingGraph &graph,
+                                            const SolverOptions &options,
+                                            const ResidencyGuide &guide);
+
+/// The registered solver `evict-guided`: the residency bound's relaxation
+/// at the budget (residencyLowerBound, a tenth of the time limit and at
+/// most 2 s), then solveEvictGuided with what is left. Without a budget, or
+/// below the least peak, there is no relaxation to follow: the program's
+/// order, unweighted, and the least budget it fits (as `evict`).
+llvm::Expected<SolvedPlan> solveEvictGuidedByBound(const TrainingGraph &graph,
+                                                   const SolverOptions &options);
 
 } // namespace remat
 

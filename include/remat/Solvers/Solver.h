@@ -269,12 +269,39 @@ std::vector<uint64_t> nodeFootprints(const TrainingGraph &graph);
 /// Valid for any order, recomputation and frees; polynomial, so it applies
 /// to graphs of any size. Assumes `budget` >= peakLowerBound(graph).
 /// Graphs above this many nodes get the total cost (the bound keeps two
-/// node-by-node bit matrices).
+/// node-by-node bit matrices). `guide`, when given, receives the optimum
+/// of the highest relaxation solved (left empty when none was).
 constexpr size_t kResidencyBoundMaxNodes = 16384;
+struct ResidencyGuide;
 double residencyLowerBound(const TrainingGraph &graph, uint64_t budget,
                            double seconds, unsigned maxMoments = 4,
                            unsigned jointMoments = 8,
-                           unsigned integerMoments = 1);
+                           unsigned integerMoments = 1,
+                           ResidencyGuide *guide = nullptr);
+
+/// What the optimum of residencyLowerBound's highest linear relaxation (the
+/// joint moments', or the best single moment's) does, for planners to
+/// follow (solveEvictGuided, Evict.h): which nodes it runs again after its
+/// moments, and on which side of each moment it runs the nodes unordered
+/// with it. A relaxation's point, not a plan: its shares may be fractional
+/// and its moments' orders need not agree.
+struct ResidencyGuide {
+  /// Per node, R_a clipped to [0, 1]: how much of a run after the moments
+  /// the relaxation gives it (0: kept, or never needed again).
+  std::vector<double> rerunShare;
+  struct MomentOrder {
+    NodeId node = -1;
+    /// Whether the moment's memory binds (its row's dual is not 0): the
+    /// relaxation's choices at a moment that does not are arbitrary.
+    bool binding = false;
+    /// The nodes unordered with `node` that the relaxation runs (before_z
+    /// >= 1/2) before it, and those it runs after it; ascending ids.
+    std::vector<NodeId> before, after;
+  };
+  /// Per moment of that relaxation, in ascending node order.
+  std::vector<MomentOrder> moments;
+  bool empty() const { return rerunShare.empty(); }
+};
 
 /// The status and lower bound of a simulated plan at `budget` (nullopt: no
 /// budget, where plans minimise memory and every status is heuristic), from
