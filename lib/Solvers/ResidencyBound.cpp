@@ -44,6 +44,10 @@
 // made again between two moments and again after the second (R_a counts
 // reruns; solveRelaxation).
 //
+// The optimum of the highest relaxation solved is also handed out
+// (ResidencyGuide, Solver.h): the eviction planner follows it
+// (evict-guided, Evict.h).
+//
 // Nothing here is from the seed papers: it is a relaxation of the
 // simulator's rules (DESIGN.md §5) written for this project, checked
 // against the brute-force optimum (unittests/Property/BoundsTest.cpp).
