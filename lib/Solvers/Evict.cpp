@@ -646,13 +646,11 @@ remat::solveEvictGuidedByBound(const TrainingGraph &graph,
                                const SolverOptions &options) {
   const Clock::time_point begin = Clock::now();
   ResidencyGuide guide;
-  // The bound's relaxation, as `auto` runs it (a tenth of the limit, at
-  // most 2 s; 1 s without a limit); below the least peak nothing fits and
-  // there is nothing to follow.
+  // The bound's relaxation, with the time `auto` gives it; below the least
+  // peak nothing fits and there is nothing to follow.
   if (options.budget && *options.budget >= peakLowerBound(graph)) {
-    double seconds = options.timeLimitSeconds == 0
-                         ? 1.0
-                         : std::min(2.0, 0.1 * options.timeLimitSeconds);
+    double seconds = residencyBoundSeconds(options.timeLimitSeconds,
+                                           options.timeLimitSeconds);
     residencyLowerBound(graph, *options.budget, seconds, /*maxMoments=*/4,
                         /*jointMoments=*/8, /*integerMoments=*/0, &guide);
   }

@@ -870,7 +870,8 @@ llvm::Expected<SolverResult> remat::runPortfolio(const TrainingGraph &graph,
   //    limit, at most 2 s (1 s with a limit of 0, where nothing searches).
   ResidencyGuide guide;
   if (budget && !p.provenInfeasible) {
-    double seconds = noSearch ? 1.0 : std::min(2.0, 0.1 * p.remaining());
+    double seconds =
+        residencyBoundSeconds(options.timeLimitSeconds, p.remaining());
     double residency = residencyLowerBound(graph, *budget, seconds,
                                            /*maxMoments=*/4,
                                            /*jointMoments=*/8,

@@ -429,32 +429,23 @@ TEST(EvictGuided, StartOrderPutsUnorderedNodesOnTheirMomentsSides) {
     if (n < 2)
       continue;
     std::vector<std::vector<char>> reaches = descendantsOf(g);
-    // A random topological order (Kahn's, a random ready node each time).
-    std::vector<unsigned> waiting(n, 0);
-    for (NodeId id = 0; id < NodeId(n); ++id)
-      for (NodeId p = 0; p < NodeId(n); ++p)
-        if (p != id) {
-          bool producer = false;
-          for (ValueId in : g.node(id).inputs)
-            producer |= g.value(in).producer == p;
-          waiting[id] += producer;
-        }
-    std::vector<NodeId> ready, random;
-    for (NodeId id = 0; id < NodeId(n); ++id)
-      if (waiting[id] == 0)
-        ready.push_back(id);
-    while (!ready.empty()) {
-      size_t k = rng.below(ready.size());
-      NodeId id = ready[k];
-      ready.erase(ready.begin() + k);
-      random.push_back(id);
-      for (NodeId user = 0; user < NodeId(n); ++user) {
-        bool reads = false;
-        for (ValueId in : g.node(user).inputs)
-          reads |= g.value(in).producer == id;
-        if (reads && --waiting[user] == 0)
-          ready.push_back(user);
+    // A random topological order: a random node whose ancestors are all
+    // placed, each time.
+    std::vector<char> placed(n, 0);
+    std::vector<NodeId> random;
+    while (random.size() < n) {
+      std::vector<NodeId> ready;
+      for (NodeId id = 0; id < NodeId(n); ++id) {
+        bool free = !placed[id];
+        for (NodeId p = 0; p < NodeId(n) && free; ++p)
+          free = placed[p] || !reaches[p][id];
+        if (free)
+          ready.push_back(id);
       }
+      ASSERT_FALSE(ready.empty()) << "graph " << i;
+      NodeId id = ready[rng.below(ready.size())];
+      placed[id] = 1;
+      random.push_back(id);
     }
     ASSERT_EQ(random.size(), n);
     std::vector<size_t> at(n);

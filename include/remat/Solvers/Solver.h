@@ -273,6 +273,13 @@ std::vector<uint64_t> nodeFootprints(const TrainingGraph &graph);
 /// of the highest relaxation solved (left empty when none was).
 constexpr size_t kResidencyBoundMaxNodes = 16384;
 struct ResidencyGuide;
+/// The time `auto` and `evict-guided` give residencyLowerBound out of a time
+/// limit (0: none) with `secondsLeft` of it left: a tenth, at most 2 s; 1 s
+/// without a limit.
+inline double residencyBoundSeconds(double timeLimitSeconds,
+                                    double secondsLeft) {
+  return timeLimitSeconds == 0 ? 1.0 : std::min(2.0, 0.1 * secondsLeft);
+}
 double residencyLowerBound(const TrainingGraph &graph, uint64_t budget,
                            double seconds, unsigned maxMoments = 4,
                            unsigned jointMoments = 8,
