@@ -175,6 +175,8 @@ struct TestContractionMatch
          << m->in1->getOperandNumber() << ", " << m->out->getOperandNumber()
          << ") offsets=(" << m->in0Offset << ", " << m->in1Offset << ", "
          << m->outOffset << ")";
+      if (!m->writesWholeOutput)
+        os << " part of the output";
       op.emitRemark() << text;
     });
   }

@@ -289,6 +289,69 @@ struct Window {
   int64_t cp, cr;
 };
 
+/// The library's output region as (stride, size) per dimension, in the
+/// descriptor's sizes and strides.
+SmallVector<std::pair<int64_t, int64_t>>
+libraryOutputLayout(const ContractionDesc &d) {
+  SmallVector<std::pair<int64_t, int64_t>> dims;
+  if (d.kind == OpKind::Gemm) {
+    dims = {{d.cStrides[0], d.batch}, {d.cStrides[1], d.m},
+            {d.cStrides[2], d.n}};
+    return dims;
+  }
+  const int64_t *strides = d.dstStrides, *spatial = d.dstSize;
+  if (d.kind == OpKind::ConvBackwardWeights) {
+    dims = {{d.weightStrides[0], d.groups},
+            {d.weightStrides[1], d.outChannels},
+            {d.weightStrides[2], d.inChannels}};
+    for (int64_t j = 0; j < d.spatialRank; ++j)
+      dims.push_back({d.weightStrides[3 + j], d.kernelSize[j]});
+    return dims;
+  }
+  int64_t channels = d.groups * d.outChannels;
+  if (d.kind == OpKind::ConvBackwardData) {
+    strides = d.srcStrides;
+    spatial = d.srcSize;
+    channels = d.groups * d.inChannels;
+  }
+  dims = {{strides[0], d.images}, {strides[1], channels}};
+  for (int64_t j = 0; j < d.spatialRank; ++j)
+    dims.push_back({strides[2 + j], spatial[j]});
+  return dims;
+}
+
+/// `m` when the library writes each element of its output region once (a
+/// library sums into distinct elements; the op's own sum over several
+/// points per element is the library's reduction), with whether that region
+/// is the whole output operand (so that a zero fill before the call can go:
+/// the call overwrites). The backward data of a windowed output writes only
+/// the positions its windows reach, which may stop short of the buffer's end.
+std::optional<remat::MatchedContraction>
+finishMatch(remat::MatchedContraction m, const Access &out,
+            std::string &whyNot) {
+  SmallVector<std::pair<int64_t, int64_t>> dims =
+      libraryOutputLayout(m.desc);
+  llvm::erase_if(dims, [](auto dim) { return dim.second == 1; });
+  llvm::sort(dims, [](auto a, auto b) {
+    return std::abs(a.first) < std::abs(b.first);
+  });
+  // Distinct addresses: each stride is beyond the extent of the finer
+  // dimensions.
+  int64_t extent = 0, elements = 1;
+  for (auto [stride, size] : dims) {
+    if (std::abs(stride) <= extent) {
+      whyNot = "an output element written from two library positions";
+      return std::nullopt;
+    }
+    extent += std::abs(stride) * (size - 1);
+    elements *= size;
+  }
+  auto shaped = cast<ShapedType>(out.operand->get().getType());
+  m.writesWholeOutput = m.outOffset == 0 && shaped.hasStaticShape() &&
+                        elements == shaped.getNumElements();
+  return m;
+}
+
 } // namespace
 
 std::optional<remat::MatchedContraction>
@@ -303,11 +366,12 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
     whyNot = "dynamic loop ranges";
     return std::nullopt;
   }
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  auto parallel = [&](unsigned l) {
-    return iterators[l] == utils::IteratorType::parallel;
-  };
-
+  // The roles of the loops come from the maps alone, not from the declared
+  // iterator types: the body is `out + a * b`, so the op adds the product of
+  // every point of its iteration space into the output element that point
+  // maps to, whichever loops are declared parallel (remat-autodiff's
+  // transposes declare a loop of a compound output index, such as a weight
+  // gradient's g * OC + oc, a reduction).
   std::optional<Access> first =
       analyzeAccess(op, op.getDpsInputOperand(factors->first), whyNot);
   std::optional<Access> second =
@@ -317,10 +381,14 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
   if (!first || !second || !out)
     return std::nullopt;
 
-  // Windows: a dimension of one factor read at `cp * p + cr * r`, p a
-  // parallel loop of the output that the other factor does not index, r a
-  // reduction loop of the other factor that the output does not index.
-  auto windowsOf = [&](const Access &image, const Access &other) {
+  // Windows: a dimension of one operand (the image) indexed
+  // `cp * p + cr * r`, with p and r loops of the two other operands, one
+  // each. Read from a factor: p a loop of the output that the other factor
+  // does not index and r a loop of the other factor that the output does not
+  // index (a forward correlation, or a weight gradient). Written to the
+  // output: p a loop of the first factor only, r of the second only (the
+  // backward data of a convolution in the forward convolution's loops).
+  auto windowsOf = [&](const Access &image, const Access &a, const Access &b) {
     SmallVector<Window> windows;
     for (auto [t, l] : llvm::enumerate(image.results)) {
       if (l.numDims() != 2)
@@ -331,63 +399,53 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
           loops.push_back(d);
       for (int swap = 0; swap < 2; ++swap) {
         unsigned p = loops[swap], r = loops[1 - swap];
-        if (parallel(p) && !parallel(r) && out->uses(p) && !other.uses(p) &&
-            other.uses(r) && !out->uses(r) && l.coef[p] > 0 && l.coef[r] > 0)
+        if (a.uses(p) && !b.uses(p) && b.uses(r) && !a.uses(r) &&
+            l.coef[p] > 0 && l.coef[r] > 0)
           windows.push_back(
               {static_cast<unsigned>(t), p, r, l.coef[p], l.coef[r]});
       }
     }
     return windows;
   };
-  SmallVector<Window> firstWindows = windowsOf(*first, *second);
-  SmallVector<Window> secondWindows = windowsOf(*second, *first);
+  SmallVector<Window> firstWindows = windowsOf(*first, *out, *second);
+  SmallVector<Window> secondWindows = windowsOf(*second, *out, *first);
   if (!firstWindows.empty() && !secondWindows.empty()) {
     whyNot = "both factors are read through windows";
     return std::nullopt;
   }
   bool isConv = !firstWindows.empty() || !secondWindows.empty();
-  const Access &x = secondWindows.empty() ? *first : *second;
-  const Access &y = secondWindows.empty() ? *second : *first;
-  SmallVector<Window> windows =
-      secondWindows.empty() ? firstWindows : secondWindows;
-
-  // Every other loop by the operands it indexes.
-  llvm::SmallDenseSet<unsigned> windowLoops;
-  for (const Window &w : windows) {
-    windowLoops.insert(w.p);
-    windowLoops.insert(w.r);
-  }
-  SmallVector<unsigned> xo, xy, yo, all;
-  for (unsigned l = 0; l < numLoops; ++l) {
-    if (windowLoops.contains(l))
-      continue;
-    bool inX = x.uses(l), inY = y.uses(l), inO = out->uses(l);
-    bool ok = true;
-    if (inX && inY && inO)
-      all.push_back(l), ok = parallel(l);
-    else if (inX && inO && !inY)
-      xo.push_back(l), ok = parallel(l);
-    else if (inY && inO && !inX)
-      yo.push_back(l), ok = parallel(l);
-    else if (inX && inY && !inO)
-      xy.push_back(l), ok = !parallel(l);
-    else
-      ok = ranges[l] == 1;
-    if (!ok) {
-      whyNot = "a loop that is neither a batch, row, column nor reduction "
-               "loop of a contraction";
-      return std::nullopt;
-    }
-  }
-
-  MatchedContraction m;
-  ContractionDesc &d = m.desc;
-  d.type = type;
-  d.accumulate = true;
-  Expectation ex{SmallVector<int64_t>(numLoops, 0), ranges};
-  Expectation ey = ex, eo = ex;
-
+  // The output's windows, with the first factor as p's (the output
+  // gradient) or with the second.
+  SmallVector<Window> outWindowsFirst, outWindowsSecond;
   if (!isConv) {
+    outWindowsFirst = windowsOf(*out, *first, *second);
+    outWindowsSecond = windowsOf(*out, *second, *first);
+  } else if (!windowsOf(*out, *first, *second).empty() ||
+             !windowsOf(*out, *second, *first).empty()) {
+    whyNot = "a factor and the output are both indexed through windows";
+    return std::nullopt;
+  }
+
+  if (!isConv && outWindowsFirst.empty()) {
+    // Every loop by the operands it indexes.
+    SmallVector<unsigned> xo, xy, yo, all;
+    const Access &x = *first, &y = *second;
+    for (unsigned l = 0; l < numLoops; ++l) {
+      bool inX = x.uses(l), inY = y.uses(l), inO = out->uses(l);
+      if (inX && inY && inO)
+        all.push_back(l);
+      else if (inX && inO && !inY)
+        xo.push_back(l);
+      else if (inY && inO && !inX)
+        yo.push_back(l);
+      else if (inX && inY && !inO)
+        xy.push_back(l);
+      else if (ranges[l] != 1) {
+        whyNot = "a loop that is neither a batch, row, column nor reduction "
+                 "loop of a contraction";
+        return std::nullopt;
+      }
+    }
     // C[b, m, n] += A[b, m, k] * B[b, k, n].
     LoopClass b, mm, nn, kk;
     if (!formClass(all, ranges, {&x, &y, out.operator->()}, b) ||
@@ -397,6 +455,12 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
       whyNot = "loops of one role whose strides do not nest";
       return std::nullopt;
     }
+    MatchedContraction m;
+    ContractionDesc &d = m.desc;
+    d.type = type;
+    d.accumulate = true;
+    Expectation ex{SmallVector<int64_t>(numLoops, 0), ranges};
+    Expectation ey = ex, eo = ex;
     d.kind = OpKind::Gemm;
     d.batch = b.size;
     d.m = mm.size;
@@ -420,13 +484,92 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
     m.outOffset = out->offset;
     // The proof: the library's indexing of each operand is the op's.
     if (ex.matches(x) && ey.matches(y) && eo.matches(*out))
-      return m;
+      return finishMatch(m, *out, whyNot);
+    whyNot = "operand strides the library's layouts cannot express";
+    return std::nullopt;
+  }
+
+  // A convolution, in one or two orientations: x the image (or, with the
+  // window on the output, the output gradient), y the weights.
+  struct Orientation {
+    const Access *x, *y;
+    SmallVector<Window> windows;
+    bool outputWindowed;
+  };
+  SmallVector<Orientation, 2> orientations;
+  if (isConv) {
+    bool firstIsImage = secondWindows.empty();
+    orientations.push_back({firstIsImage ? &*first : &*second,
+                            firstIsImage ? &*second : &*first,
+                            firstIsImage ? firstWindows : secondWindows,
+                            false});
   } else {
+    // dX[n, g, c, o*s + k*d] += dY[n, g, f, o] * W[g, f, c, k] reads the
+    // same either way round (dY's positions as taps of W's); the output
+    // gradient is the factor that shares the output's outermost loop (its
+    // images) first, the other reading where its layouts do not fit.
+    auto outermostShared = [&](const Access &factor) {
+      int64_t best = -1;
+      for (unsigned l = 0; l < numLoops; ++l)
+        if (ranges[l] > 1 && factor.uses(l) && out->uses(l))
+          best = std::max(best, std::abs(out->address[l]));
+      return best;
+    };
+    Orientation a{&*first, &*second, outWindowsFirst, true};
+    Orientation b{&*second, &*first, outWindowsSecond, true};
+    if (outermostShared(*second) > outermostShared(*first))
+      std::swap(a, b);
+    orientations.push_back(std::move(a));
+    if (!b.windows.empty())
+      orientations.push_back(std::move(b));
+  }
+
+  for (const Orientation &o : orientations) {
+    const Access &x = *o.x, &y = *o.y;
+    ArrayRef<Window> windows = o.windows;
     if (windows.size() > static_cast<size_t>(lib::kMaxSpatial)) {
       whyNot = "more than 3 spatial dimensions";
       return std::nullopt;
     }
-    // The kernel is read flipped (K - 1 - r) along every window or none.
+    // Every other loop by the operands it indexes.
+    llvm::SmallDenseSet<unsigned> windowLoops;
+    for (const Window &w : windows) {
+      windowLoops.insert(w.p);
+      windowLoops.insert(w.r);
+    }
+    SmallVector<unsigned> xo, xy, yo, all;
+    bool roles = true;
+    for (unsigned l = 0; l < numLoops && roles; ++l) {
+      if (windowLoops.contains(l))
+        continue;
+      bool inX = x.uses(l), inY = y.uses(l), inO = out->uses(l);
+      if (inX && inY && inO)
+        all.push_back(l);
+      else if (inX && inO && !inY)
+        xo.push_back(l);
+      else if (inY && inO && !inX)
+        yo.push_back(l);
+      else if (inX && inY && !inO)
+        xy.push_back(l);
+      else
+        roles = ranges[l] == 1;
+    }
+    if (!roles) {
+      whyNot = "a loop that is neither a batch, channel, window nor "
+               "reduction loop of a convolution";
+      continue;
+    }
+    LoopClass g, cxo, cxy, cyo;
+    if (!formClass(all, ranges, {&x, &y, out.operator->()}, g) ||
+        !formClass(xo, ranges, {&x, out.operator->()}, cxo) ||
+        !formClass(yo, ranges, {&y, out.operator->()}, cyo) ||
+        !formClass(xy, ranges, {&x, &y}, cxy)) {
+      whyNot = "loops of one role whose strides do not nest";
+      continue;
+    }
+
+    // Readings of a window on a factor. The kernel is read flipped
+    // (K - 1 - r) along every window or none.
     size_t flippedCount = llvm::count_if(
         windows, [&](const Window &w) { return y.address[w.r] < 0; });
     if (flippedCount != 0 && flippedCount != windows.size()) {
@@ -451,7 +594,7 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
     // images. The forward reading first; the other where the forward one's
     // layouts do not fit the operands' strides.
     SmallVector<bool, 2> readings;
-    if (flipped)
+    if (flipped || o.outputWindowed)
       readings = {false};
     else if (outermost(xo) >= 0)
       readings = {outermost(xy) > outermost(xo)};
@@ -460,21 +603,13 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
     else
       readings = {false};
 
-    LoopClass g, cxo, cxy, cyo;
-    if (!formClass(all, ranges, {&x, &y, out.operator->()}, g) ||
-        !formClass(xo, ranges, {&x, out.operator->()}, cxo) ||
-        !formClass(yo, ranges, {&y, out.operator->()}, cyo) ||
-        !formClass(xy, ranges, {&x, &y}, cxy)) {
-      whyNot = "loops of one role whose strides do not nest";
-      return std::nullopt;
-    }
     for (bool weightGradient : readings) {
-      m = MatchedContraction();
+      MatchedContraction m;
+      ContractionDesc &d = m.desc;
       d.type = type;
       d.accumulate = true;
-      ex = Expectation{SmallVector<int64_t>(numLoops, 0), ranges};
-      ey = ex;
-      eo = ex;
+      Expectation ex{SmallVector<int64_t>(numLoops, 0), ranges};
+      Expectation ey = ex, eo = ex;
       d.spatialRank = windows.size();
       d.groups = g.size;
       m.in0 = x.operand;
@@ -485,11 +620,47 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
       m.outOffset = out->offset;
       // The image's spatial strides are its dimensions' strides; its other
       // loops are the batch and the channels (the group merged with them).
-      for (auto [j, w] : llvm::enumerate(windows)) {
-        ex.addLoop(w.p, w.cp * x.strides[w.dim]);
-        ex.addLoop(w.r, w.cr * x.strides[w.dim]);
+      const Access &image = o.outputWindowed ? *out : x;
+      Expectation &eImage = o.outputWindowed ? eo : ex;
+      for (const Window &w : windows) {
+        eImage.addLoop(w.p, w.cp * image.strides[w.dim]);
+        eImage.addLoop(w.r, w.cr * image.strides[w.dim]);
       }
-      if (!weightGradient && !flipped) {
+      if (o.outputWindowed) {
+        // dX[n, g, c, o*s + k*d] += dY[n, g, f, o] * W[g, f, c, k]: the
+        // backward data of a convolution with stride s, dilation d and no
+        // padding whose diff_dst is x (channels f) and diff_src the output
+        // (channels c); it writes the (O-1)*s + (K-1)*d + 1 positions the
+        // window reaches.
+        d.kind = OpKind::ConvBackwardData;
+        d.images = cxo.size;
+        d.outChannels = cxy.size;
+        d.inChannels = cyo.size;
+        bool reversed = false;
+        for (auto [j, w] : llvm::enumerate(windows)) {
+          reversed |= (ranges[w.p] > 1 && x.address[w.p] <= 0) ||
+                      (ranges[w.r] > 1 && y.address[w.r] <= 0);
+          d.dstSize[j] = ranges[w.p];
+          d.kernelSize[j] = ranges[w.r];
+          d.stride[j] = w.cp;
+          d.dilation[j] = w.cr;
+          d.srcSize[j] =
+              (ranges[w.p] - 1) * w.cp + (ranges[w.r] - 1) * w.cr + 1;
+          d.srcStrides[2 + j] = out->strides[w.dim];
+          d.dstStrides[2 + j] = x.address[w.p];
+          d.weightStrides[3 + j] = y.address[w.r];
+          ex.addLoop(w.p, x.address[w.p]);
+          ey.addLoop(w.r, y.address[w.r]);
+        }
+        if (reversed) {
+          whyNot = "a backward data whose output gradient or kernel is read "
+                   "reversed";
+          continue;
+        }
+        describeActivation(d.dstStrides, cxo, cxy, g, d.outChannels, x, ex);
+        describeWeights(d.weightStrides, g, cxy, cyo, y, ey);
+        describeActivation(d.srcStrides, cxo, cyo, g, d.inChannels, *out, eo);
+      } else if (!weightGradient && !flipped) {
         // dst[n, g, oc, o] += src[n, g, ic, o*s + k*d] * wei[g, oc, ic, k]
         d.kind = OpKind::ConvForward;
         d.images = cxo.size;
@@ -573,14 +744,13 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
       }
       // The proof: the library's indexing of each operand is the op's.
       if (ex.matches(x) && ey.matches(y) && eo.matches(*out))
-        return m;
+        return finishMatch(m, *out, whyNot);
+      whyNot = "operand strides the library's layouts cannot express (e.g. "
+               "groups whose channels are not contiguous)";
     }
   }
-  whyNot = "operand strides the library's layouts cannot express (e.g. "
-           "groups whose channels are not contiguous)";
   return std::nullopt;
 }
-
 std::optional<llvm::SmallVector<int64_t>>
 remat::loopAddressCoefficients(linalg::LinalgOp op, OpOperand *operand) {
   std::string whyNot;

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
@@ -845,6 +846,31 @@ Value cloneChain(OpBuilder &builder, Value value) {
   return builder.clone(*def, mapping)->getResult(0);
 }
 
+/// True if `value`, returned, is a view that bufferization gives a strided
+/// layout: a proper `tensor.extract_slice` (through reshapes and casts).
+/// One-shot bufferization returns identity-layout buffers only, so it copies
+/// such a view into a buffer of its own at the return - an allocation no op
+/// of the step made, which the training graph would not see.
+bool isStridedViewAtReturn(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::CastOp>(
+            def)) {
+      value = def->getOperand(0);
+      continue;
+    }
+    auto slice = dyn_cast<tensor::ExtractSliceOp>(def);
+    if (!slice)
+      return false;
+    auto isZero = [](OpFoldResult r) { return isConstantIntValue(r, 0); };
+    auto isOne = [](OpFoldResult r) { return isConstantIntValue(r, 1); };
+    bool whole = slice.getSourceType() == slice.getResultType() &&
+                 llvm::all_of(slice.getMixedOffsets(), isZero) &&
+                 llvm::all_of(slice.getMixedStrides(), isOne);
+    return !whole;
+  }
+  return false;
+}
+
 struct NormalizeDestinations
     : public remat::impl::RematNormalizeDestinationsPassBase<
           NormalizeDestinations> {
@@ -894,6 +920,24 @@ struct NormalizeDestinations
                        ->getResult(0));
         }
       }
+    }
+    // A returned strided view is copied into a buffer of its own here, as a
+    // node of the graph, rather than by bufferization at the return.
+    Operation *terminator = func.front().getTerminator();
+    for (OpOperand &result : terminator->getOpOperands()) {
+      auto type = dyn_cast<RankedTensorType>(result.get().getType());
+      if (!type || !isStridedViewAtReturn(result.get()))
+        continue;
+      OpBuilder builder(terminator);
+      Location loc = result.get().getLoc();
+      Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                            type.getElementType());
+      DEBUG_WITH_TYPE("remat-normalize-destinations",
+                      llvm::dbgs() << "remat-normalize-destinations: result #"
+                                   << result.getOperandNumber()
+                                   << " is a strided view: copied\n");
+      result.set(linalg::CopyOp::create(builder, loc, result.get(), empty)
+                     ->getResult(0));
     }
     // Shared or now unused chains left behind. The block's own reverse
     // iterators stay valid when the current op is erased (a std::reverse_iterator

@@ -101,7 +101,8 @@ struct RematPlanLibraryCallsPass
                                 << " stays loops: " << why << "\n");
         return;
       }
-      match->desc.accumulate = !outputZeroedOnTensors(match->out);
+      match->desc.accumulate =
+          !(match->writesWholeOutput && outputZeroedOnTensors(match->out));
       int64_t bytes =
           workspaceFor(target, match->desc, gpuWorkspaceLimit, why);
       if (bytes < 0) {
@@ -509,7 +510,8 @@ private:
     std::optional<FoldedSpread> spread;
     if (match) {
       spread = foldZeroInsertion(op, *match);
-      zeroFill = zeroFillBefore(op, match->out->get());
+      if (match->writesWholeOutput)
+        zeroFill = zeroFillBefore(op, match->out->get());
       match->desc.accumulate = !zeroFill;
       int64_t needed =
           workspaceFor(target, match->desc, /*gpuLimit=*/planned, why);

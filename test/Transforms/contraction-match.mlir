@@ -160,3 +160,78 @@ func.func @strided_buffers(%a: memref<4x3xf32, strided<[6, 2], offset: 1>>, %b: 
   linalg.matmul ins(%a, %b : memref<4x3xf32, strided<[6, 2], offset: 1>>, memref<3x5xf32>) outs(%c : memref<4x5xf32>)
   return
 }
+// -----
+// remat-autodiff's transpose of a grouped convolution with stride 2 (G=2,
+// C=2, F=3, 3x3 kernel, a 7x7 padded input): the input gradient is written
+// through the forward's window, dX[n, g*2 + c, oh*2 + kh, ow*2 + kw] +=
+// dY[n, g, f, oh, ow] * W[g*3 + f, c, kh, kw], in the forward's loops, with
+// every loop but the first declared a reduction. The roles come from the
+// maps: the backward data of a stride-2 convolution whose diff_dst is dY
+// (the factor that shares the images with the output); its window reaches
+// all 7 rows and columns.
+#dy = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (n, g, f, oh, ow)>
+#wt = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (g * 3 + f, c, kh, kw)>
+#dx = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (n, g * 2 + c, oh * 2 + kh, ow * 2 + kw)>
+func.func @backward_data_through_the_outputs_window(%dy: tensor<2x2x3x3x3xf32>, %w: tensor<6x2x3x3xf32>, %dx: tensor<2x4x7x7xf32>) -> tensor<2x4x7x7xf32> {
+  // expected-remark @below {{contraction: conv_bwd_data f32 N=2 G=2 IC=2 OC=3 [I=7 K=3 O=3 s=2 d=1 p=0,0] [I=7 K=3 O=3 s=2 d=1 p=0,0] accumulate src=[196, 49, 7, 1] weights=[54, 18, 9, 3, 1] dst=[54, 9, 3, 1] operands=(0, 1, 2) offsets=(0, 0, 0)}}
+  %r = linalg.generic {indexing_maps = [#dy, #wt, #dx], iterator_types = ["parallel", "reduction", "reduction", "reduction", "reduction", "reduction", "reduction", "reduction"]} ins(%dy, %w : tensor<2x2x3x3x3xf32>, tensor<6x2x3x3xf32>) outs(%dx : tensor<2x4x7x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x7x7xf32>
+  return %r : tensor<2x4x7x7xf32>
+}
+// -----
+// The same with an 8x8 padded input: the window reaches rows and columns
+// 0..6 only, so the library writes part of the output (the call must add
+// into it; a zero fill before it stays).
+#dy = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (n, g, f, oh, ow)>
+#wt = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (g * 3 + f, c, kh, kw)>
+#dx = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (n, g * 2 + c, oh * 2 + kh, ow * 2 + kw)>
+func.func @backward_data_reaching_part_of_the_output(%dy: tensor<2x2x3x3x3xf32>, %w: tensor<6x2x3x3xf32>, %dx: tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32> {
+  // expected-remark @below {{contraction: conv_bwd_data f32 N=2 G=2 IC=2 OC=3 [I=7 K=3 O=3 s=2 d=1 p=0,0] [I=7 K=3 O=3 s=2 d=1 p=0,0] accumulate src=[256, 64, 8, 1] weights=[54, 18, 9, 3, 1] dst=[54, 9, 3, 1] operands=(0, 1, 2) offsets=(0, 0, 0) part of the output}}
+  %r = linalg.generic {indexing_maps = [#dy, #wt, #dx], iterator_types = ["parallel", "reduction", "reduction", "reduction", "reduction", "reduction", "reduction", "reduction"]} ins(%dy, %w : tensor<2x2x3x3x3xf32>, tensor<6x2x3x3xf32>) outs(%dx : tensor<2x4x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x8x8xf32>
+  return %r : tensor<2x4x8x8xf32>
+}
+// -----
+// remat-autodiff's weight gradient of the same convolution: the output
+// index g*3 + f makes it declare g and f reductions, though the output
+// indexes them; by the maps it is the weight gradient (taps kh, kw on the
+// output, positions oh, ow reduced with stride 2).
+#x = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (n, g * 2 + c, oh * 2 + kh, ow * 2 + kw)>
+#dy = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (n, g, f, oh, ow)>
+#dw = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (g * 3 + f, c, kh, kw)>
+func.func @weight_gradient_declared_reduction(%x: tensor<2x4x7x7xf32>, %dy: tensor<2x2x3x3x3xf32>, %dw: tensor<6x2x3x3xf32>) -> tensor<6x2x3x3xf32> {
+  // expected-remark @below {{contraction: conv_bwd_weights f32 N=2 G=2 IC=2 OC=3 [I=7 K=3 O=3 s=2 d=1 p=0,0] [I=7 K=3 O=3 s=2 d=1 p=0,0] accumulate src=[196, 49, 7, 1] weights=[54, 18, 9, 3, 1] dst=[54, 9, 3, 1] operands=(0, 1, 2) offsets=(0, 0, 0)}}
+  %r = linalg.generic {indexing_maps = [#x, #dy, #dw], iterator_types = ["reduction", "reduction", "reduction", "reduction", "reduction", "parallel", "parallel", "parallel"]} ins(%x, %dy : tensor<2x4x7x7xf32>, tensor<2x2x3x3x3xf32>) outs(%dw : tensor<6x2x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<6x2x3x3xf32>
+  return %r : tensor<6x2x3x3xf32>
+}
+// -----
+// An output element that two library positions would write: out[b + n] +=
+// A[b, k] * B[b, k, n] is a sum over k per (b, n), but (b, n) and
+// (b + 1, n - 1) share an element; a matrix product writes each of its
+// elements once, so this stays loops.
+#a = affine_map<(b, n, k) -> (b, k)>
+#bm = affine_map<(b, n, k) -> (b, k, n)>
+#o = affine_map<(b, n, k) -> (b + n)>
+func.func @output_written_twice(%a: tensor<4x3xf32>, %bm: tensor<4x3x5xf32>, %o: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-remark @below {{not a contraction: an output element written from two library positions}}
+  %r = linalg.generic {indexing_maps = [#a, #bm, #o], iterator_types = ["reduction", "reduction", "reduction"]} ins(%a, %bm : tensor<4x3xf32>, tensor<4x3x5xf32>) outs(%o : tensor<8xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}

@@ -79,3 +79,28 @@ func.func @fallback(%a: memref<4x3xf32, strided<[6, 2]>>, %b: memref<3x5xf32>, %
   linalg.matmul {remat.library_call = "gemm", remat.workspace_bytes = 512 : i64} ins(%a, %b : memref<4x3xf32, strided<[6, 2]>>, memref<3x5xf32>) outs(%c : memref<4x5xf32>)
   return
 }
+// -----
+
+// A backward data written through its output's window (remat-autodiff's
+// transpose of a stride-2 convolution) that reaches 7 of the 8 rows and
+// columns: the call writes only those, so the zero fill stays and the call
+// adds into it (accumulate, the fifth word of the descriptor).
+// LOWER: memref.global "private" constant @__remat_lib_desc{{.*}} : memref<60xi64> = dense<[{{[0-9]+}}, 1, 3, 1, 1,
+// LOWER-LABEL: func.func @partial_output
+// LOWER: linalg.fill
+// LOWER: call @remat_lib_contraction({{.*}}) {remat.library_call = "conv_bwd_data", remat.workspace_bytes = 0 : i64}
+// LOWER-NOT: linalg.generic
+#dy = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (n, g, f, oh, ow)>
+#wt = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (g * 3 + f, c, kh, kw)>
+#dx = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (n, g * 2 + c, oh * 2 + kh, ow * 2 + kw)>
+func.func @partial_output(%dy: memref<2x2x3x3x3xf32>, %w: memref<6x2x3x3xf32>, %dx: memref<2x4x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%dx : memref<2x4x8x8xf32>)
+  linalg.generic {indexing_maps = [#dy, #wt, #dx], iterator_types = ["parallel", "reduction", "reduction", "reduction", "reduction", "reduction", "reduction", "reduction"]} ins(%dy, %w : memref<2x2x3x3x3xf32>, memref<6x2x3x3xf32>) outs(%dx : memref<2x4x8x8xf32>) attrs = {remat.library_call = "conv_bwd_data", remat.workspace_bytes = 0 : i64} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}

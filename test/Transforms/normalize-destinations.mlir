@@ -82,3 +82,32 @@ func.func @dead_chains(%a: tensor<4xf32>) -> (tensor<4xf32> {remat.loss}) {
   %e4 = tensor.empty() : tensor<4xf32>
   return %a : tensor<4xf32>
 }
+
+// -----
+
+// A result that is a proper slice (the gradient of a padded input, cut out
+// of the padded gradient) is copied into a buffer of its own before the
+// return, so that the training graph holds that buffer: one-shot
+// bufferization returns identity layouts only and would otherwise copy the
+// strided view at the return, outside the plan. A whole-tensor slice and a
+// reshape of a fresh buffer stay as they are.
+// CHECK-LABEL: func.func @strided_results
+// CHECK: %[[S:.*]] = tensor.extract_slice %{{.*}}[0, 1] [4, 6] [1, 1]
+// CHECK: %[[W:.*]] = tensor.extract_slice %{{.*}}[0, 0] [4, 8] [1, 1]
+// CHECK: %[[R:.*]] = tensor.collapse_shape
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x6xf32>
+// CHECK-NEXT: %[[C:.*]] = linalg.copy ins(%[[S]] : tensor<4x6xf32>) outs(%[[E]] : tensor<4x6xf32>)
+// CHECK-NEXT: return %{{.*}}, %[[C]], %[[W]], %[[R]] :
+func.func @strided_results(%a: tensor<4x8xf32>) -> (tensor<f32>, tensor<4x6xf32>, tensor<4x8xf32>, tensor<32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %g = linalg.exp ins(%a : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s = tensor.extract_slice %g[0, 1] [4, 6] [1, 1] : tensor<4x8xf32> to tensor<4x6xf32>
+  %w = tensor.extract_slice %g[0, 0] [4, 8] [1, 1] : tensor<4x8xf32> to tensor<4x8xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %h = linalg.exp ins(%g : tensor<4x8xf32>) outs(%e2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = tensor.collapse_shape %h [[0, 1]] : tensor<4x8xf32> into tensor<32xf32>
+  %el = tensor.empty() : tensor<f32>
+  %l = linalg.fill {remat.loss} ins(%zero : f32) outs(%el : tensor<f32>) -> tensor<f32>
+  return %l, %s, %w, %r : tensor<f32>, tensor<4x6xf32>, tensor<4x8xf32>, tensor<32xf32>
+}

@@ -12,13 +12,22 @@
 // * a matrix product (every map a projected permutation): batch, M, N and K
 //   loops by which operands they index, several loops of one class merged
 //   when their strides nest (a [B, S, D] x [D, E] linear layer is one M);
-// * a convolution: one input (the image) reads `s * p + d * r` along some
-//   dimensions, p a parallel loop of the output and r a reduction loop of
-//   the other input. With the image's outermost other loop among the output's
+// * a convolution: one operand (the image) is indexed `s * p + d * r` along
+//   some dimensions. On an input: p a loop of the output that the other
+//   input does not index, r a loop of the other input that the output does
+//   not index. With the image's outermost other loop among the output's
 //   loops it is a forward correlation (a forward convolution, or, when the
 //   other input is read flipped `K - 1 - r` with s = 1, the backward data of
 //   a stride-1 convolution with padding (K-1)*d); with it among the reduced
-//   loops it is the weight gradient (kernel taps p, output positions r).
+//   loops it is the weight gradient (kernel taps p, output positions r). On
+//   the output: p a loop of one input only (the output gradient's
+//   positions), r of the other only (the kernel's taps): the backward data of
+//   a convolution with stride s and dilation d written in the forward
+//   convolution's loops, as remat-autodiff transposes it.
+//
+// Roles come from the maps alone, never from the declared iterator types:
+// with the body `out + a * b` the op adds every point's product into the
+// element its output map names, whatever is declared parallel.
 //
 // The candidate is then checked address by address: the library's own
 // indexing of every operand, in the descriptor's sizes and strides, must give
@@ -50,6 +59,12 @@ struct MatchedContraction {
   /// Element offsets to add to each operand's own offset (constants of the
   /// indexing maps, and the start of a flipped kernel).
   int64_t in0Offset = 0, in1Offset = 0, outOffset = 0;
+  /// Whether the library writes every element of the output operand (each
+  /// once). Only then may a zero fill before the call go, the call
+  /// overwriting: a backward data written through windows of its output
+  /// reaches (O-1)*s + (K-1)*d + 1 positions, which may be fewer than the
+  /// buffer holds.
+  bool writesWholeOutput = true;
 };
 
 /// The contraction `op` is, or std::nullopt with `whyNot` saying why not.
