@@ -53,8 +53,13 @@ def RematNormalizeDestinationsPass
     A shared `tensor.empty` or init chain is duplicated per user. A destination
     that is anything else (a function argument, a value still read later) is
     replaced by `tensor.empty` when the op's payload never reads it, else by a
-    `linalg.copy` of it into a new `tensor.empty`. Program results are
-    unchanged.
+    `linalg.copy` of it into a new `tensor.empty`. A result of the step that
+    is a proper `tensor.extract_slice` (through reshapes and casts: the
+    gradient of a padded input, cut out of the padded gradient) is copied
+    into a `tensor.empty` of its own before the return: one-shot
+    bufferization returns identity layouts only and would copy the strided
+    view there itself, into a buffer no node of the graph accounts for.
+    Program results are unchanged.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect"];
