@@ -235,3 +235,35 @@ func.func @output_written_twice(%a: tensor<4x3xf32>, %bm: tensor<4x3x5xf32>, %o:
   } -> tensor<8xf32>
   return %r : tensor<8xf32>
 }
+// -----
+// An attention gradient dK[b, k, j] += Q[b, i, k] * G[b, i, j] whose body
+// multiplies G by Q: in the body's order the output would be column-major
+// (M = j, N = k), which oneDNN runs on its reference code; the factors are
+// taken the other way round, so that the output's rows are unit-stride.
+#q = affine_map<(b, i, j, k) -> (b, i, k)>
+#g = affine_map<(b, i, j, k) -> (b, i, j)>
+#dk = affine_map<(b, i, j, k) -> (b, k, j)>
+func.func @row_major_output(%q: tensor<2x3x4xf32>, %g: tensor<2x3x5xf32>, %dk: tensor<2x4x5xf32>) -> tensor<2x4x5xf32> {
+  // expected-remark @below {{contraction: gemm f32 batch=2 M=4 N=5 K=3 accumulate a=[12, 1, 4] b=[15, 5, 1] c=[20, 5, 1] operands=(0, 1, 2) offsets=(0, 0, 0)}}
+  %r = linalg.generic {indexing_maps = [#q, #g, #dk], iterator_types = ["parallel", "reduction", "parallel", "parallel"]} ins(%q, %g : tensor<2x3x4xf32>, tensor<2x3x5xf32>) outs(%dk : tensor<2x4x5xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %b, %a : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x5xf32>
+  return %r : tensor<2x4x5xf32>
+}
+// -----
+// An elementwise multiply-add is a batch of 1x1x1 products to a library
+// (oneDNN: its reference code, 1 ms for 32768 of them): it stays a loop.
+#e = affine_map<(i) -> (i)>
+func.func @elementwise_multiply_add(%a: tensor<64xf32>, %b: tensor<64xf32>, %o: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-remark @below {{not a contraction: a product with fewer than two matrix dimensions (an elementwise or broadcast multiply-add)}}
+  %r = linalg.generic {indexing_maps = [#e, #e, #e], iterator_types = ["parallel"]} ins(%a, %b : tensor<64xf32>, tensor<64xf32>) outs(%o : tensor<64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  return %r : tensor<64xf32>
+}

@@ -76,13 +76,14 @@ func.func @signed_zero_constants(%a: f32) -> (f32, f32) {
 }
 
 // A batch norm's gradient sums: the grouped view (4x1x8x4x4 read at
-// (n, 0, c, h, w)) is viewed without its unit dimension, the rows and
-// columns become one loop, and both sums are reassociable.
+// (n, 0, c, h, w)) is viewed without its unit dimension, the channel loop
+// (the outputs' element) goes outside the images, the rows and columns
+// become one loop, and both sums are reassociable.
 // CHECK-LABEL: func.func @batch_norm_sums
 // CHECK-DAG:     %[[X3:.*]] = memref.collapse_shape %arg1 {{\[}}[0], [1, 2], [3], [4]] : memref<4x1x8x4x4xf32> into memref<4x8x4x4xf32>
 // CHECK-DAG:     %[[DY:.*]] = memref.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : memref<4x8x4x4xf32> into memref<4x8x16xf32>
 // CHECK-DAG:     %[[X:.*]] = memref.collapse_shape %[[X3]] {{\[}}[0], [1], [2, 3]] : memref<4x8x4x4xf32> into memref<4x8x16xf32>
-// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction"]} ins(%[[DY]], %[[X]], %arg2 : memref<4x8x16xf32>, memref<4x8x16xf32>, memref<8xf32>) outs(%arg3, %arg4 : memref<8xf64>, memref<8xf64>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[DY]], %[[X]], %arg2 : memref<4x8x16xf32>, memref<4x8x16xf32>, memref<8xf32>) outs(%arg3, %arg4 : memref<8xf64>, memref<8xf64>)
 // CHECK:           arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f64
 // CHECK:           arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f64
 func.func @batch_norm_sums(%dy: memref<4x8x4x4xf32>, %x: memref<4x1x8x4x4xf32>, %mean: memref<8xf32>, %s0: memref<8xf64>, %s1: memref<8xf64>) {
@@ -112,6 +113,30 @@ func.func @padded_interior(%in: memref<4x8x4x4xf32>, %padded: memref<4x8x6x6xf32
       ins(%in : memref<4x8x4x4xf32>) outs(%interior : memref<4x8x4x4xf32, strided<[288, 36, 6, 1], offset: 7>>) {
   ^bb0(%x: f32, %o: f32):
     linalg.yield %x : f32
+  }
+  return
+}
+
+// remat-autodiff's transpose of an embedding lookup: the token and position
+// loops (reductions) come first, the output's row v and column d after. The
+// innermost loop is d (unit stride everywhere); v, which names the output
+// row, goes outside the reductions, so that each row takes its 128 terms
+// while it is in cache (before: the whole 512x256 output swept once per
+// token). linalg.index follows the interchange.
+// CHECK-LABEL: func.func @embedding_gradient
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction", "parallel"]} ins(%arg0, %arg1 : memref<2x64xi64>, memref<2x64x256xf32>) outs(%arg2 : memref<512x256xf32>)
+// CHECK:           linalg.index 0 : index
+func.func @embedding_gradient(%tokens: memref<2x64xi64>, %g: memref<2x64x256xf32>, %dw: memref<512x256xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, s, d, v) -> (b, s)>, affine_map<(b, s, d, v) -> (b, s, d)>, affine_map<(b, s, d, v) -> (v, d)>], iterator_types = ["reduction", "reduction", "parallel", "parallel"]}
+      ins(%tokens, %g : memref<2x64xi64>, memref<2x64x256xf32>) outs(%dw : memref<512x256xf32>) {
+  ^bb0(%t: i64, %x: f32, %acc: f32):
+    %ti = arith.index_cast %t : i64 to index
+    %v = linalg.index 3 : index
+    %hit = arith.cmpi eq, %ti, %v : index
+    %zero = arith.constant 0.0 : f32
+    %add = arith.select %hit, %x, %zero : f32
+    %s = arith.addf %acc, %add : f32
+    linalg.yield %s : f32
   }
   return
 }
