@@ -590,13 +590,43 @@ def report_plan(a, step, plan, budget):
         return {"error": "unreadable report: %s" % e}
 
 
+def export_autodiff_step(a, argv, work, model, export):
+    """--autodiff: the forward-only export differentiated by remat-opt
+    --remat-autodiff, with the training step's @main pasted in (as
+    test/Execution/Inputs/check_model.py --autodiff does). Returns (exit
+    code, stderr, seconds of the differentiation)."""
+    fwd = os.path.join(work, "%s.fwd.mlir" % model)
+    main_only = os.path.join(work, "%s.main.mlir" % model)
+    ad = os.path.join(work, "%s.ad.mlir" % model)
+    for extra, path in ((["--forward-only", "--no-main"], fwd), (["--main-only"], main_only)):
+        rc, _, err, _ = run([PYTHON, EXPORTER] + argv + extra + ["-o", path], timeout=a.timeout)
+        if rc != 0:
+            return rc, err, 0.0
+    rc, _, err, secs = run([a.remat_opt, fwd, "--remat-autodiff", "-o", ad], timeout=a.timeout)
+    if rc != 0:
+        return rc, err, secs
+    with open(ad) as f:
+        module = f.read().rstrip()
+    if not module.endswith("}"):
+        return 1, "remat-autodiff's output does not end with the module's '}'", secs
+    with open(main_only) as f:
+        main_text = f.read()
+    with open(export, "w") as f:
+        f.write(module[:-1] + main_text + "\n}\n")
+    return 0, "", secs
+
+
 def bench_model(a, model, work, plans, env):
     argv = exporter_args(model, a)
-    entry = {"model": model, "exporter_args": argv, "errors": [], "configs": []}
+    entry = {"model": model, "exporter_args": argv, "errors": [], "configs": [],
+             "step": "remat-autodiff" if a.autodiff else "pytorch-joint-graph"}
     export = os.path.join(work, "%s.export.mlir" % model)
     step = os.path.join(work, "%s.step.mlir" % model)
-    log("%s: export %s" % (model, " ".join(argv)))
-    rc, _, err, secs = run([PYTHON, EXPORTER] + argv + ["-o", export], timeout=a.timeout)
+    log("%s: export %s%s" % (model, " ".join(argv), " (remat-autodiff)" if a.autodiff else ""))
+    if a.autodiff:
+        rc, err, secs = export_autodiff_step(a, argv, work, model, export)
+    else:
+        rc, _, err, secs = run([PYTHON, EXPORTER] + argv + ["-o", export], timeout=a.timeout)
     if rc != 0:
         entry["errors"].append("export: " + first_error(err, rc))
         return entry
@@ -1153,6 +1183,9 @@ def parse_args(argv):
                    help="a budget the solver cannot meet: run again halfway between the "
                         "bytes its plan needs and the checkpoint-all peak (mid, default), "
                         "at the bytes it needs (needs: its least-memory plan), or not")
+    p.add_argument("--autodiff", action="store_true",
+                   help="time the step remat-autodiff builds from the forward-only export "
+                        "instead of PyTorch's joint graph")
     p.add_argument("--no-profile", action="store_true",
                    help="skip --profile-costs (no profiled-cost plans, no op classes)")
     p.add_argument("--quick", action="store_true",

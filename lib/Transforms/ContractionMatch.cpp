@@ -289,6 +289,34 @@ struct Window {
   int64_t cp, cr;
 };
 
+/// The loops of a contraction by the operands they index: all three (the
+/// batch, or a convolution's groups), x and the output (rows, images), y and
+/// the output (columns, output channels), x and y (the reduction); `skip`
+/// (a convolution's window loops) aside. False when another loop moves
+/// (one that only one operand, or none, indexes).
+bool classifyLoops(const Access &x, const Access &y, const Access &out,
+                   ArrayRef<int64_t> ranges,
+                   const llvm::SmallDenseSet<unsigned> &skip,
+                   SmallVector<unsigned> &all, SmallVector<unsigned> &xo,
+                   SmallVector<unsigned> &yo, SmallVector<unsigned> &xy) {
+  for (unsigned l = 0; l < ranges.size(); ++l) {
+    if (skip.contains(l))
+      continue;
+    bool inX = x.uses(l), inY = y.uses(l), inO = out.uses(l);
+    if (inX && inY && inO)
+      all.push_back(l);
+    else if (inX && inO && !inY)
+      xo.push_back(l);
+    else if (inY && inO && !inX)
+      yo.push_back(l);
+    else if (inX && inY && !inO)
+      xy.push_back(l);
+    else if (ranges[l] != 1)
+      return false;
+  }
+  return true;
+}
+
 /// The library's output region as (stride, size) per dimension, in the
 /// descriptor's sizes and strides.
 SmallVector<std::pair<int64_t, int64_t>>
@@ -434,23 +462,11 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
     // 8 x 64x64x64 took 30 ms there), and every library prefers rows.
     auto gemmOf = [&](const Access &x, const Access &y)
         -> std::optional<MatchedContraction> {
-      // Every loop by the operands it indexes.
       SmallVector<unsigned> xo, xy, yo, all;
-      for (unsigned l = 0; l < numLoops; ++l) {
-        bool inX = x.uses(l), inY = y.uses(l), inO = out->uses(l);
-        if (inX && inY && inO)
-          all.push_back(l);
-        else if (inX && inO && !inY)
-          xo.push_back(l);
-        else if (inY && inO && !inX)
-          yo.push_back(l);
-        else if (inX && inY && !inO)
-          xy.push_back(l);
-        else if (ranges[l] != 1) {
-          whyNot = "a loop that is neither a batch, row, column nor "
-                   "reduction loop of a contraction";
-          return std::nullopt;
-        }
+      if (!classifyLoops(x, y, *out, ranges, {}, all, xo, yo, xy)) {
+        whyNot = "a loop that is neither a batch, row, column nor "
+                 "reduction loop of a contraction";
+        return std::nullopt;
       }
       LoopClass b, mm, nn, kk;
       if (!formClass(all, ranges, {&x, &y, out.operator->()}, b) ||
@@ -557,30 +573,13 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
       whyNot = "more than 3 spatial dimensions";
       return std::nullopt;
     }
-    // Every other loop by the operands it indexes.
     llvm::SmallDenseSet<unsigned> windowLoops;
     for (const Window &w : windows) {
       windowLoops.insert(w.p);
       windowLoops.insert(w.r);
     }
     SmallVector<unsigned> xo, xy, yo, all;
-    bool roles = true;
-    for (unsigned l = 0; l < numLoops && roles; ++l) {
-      if (windowLoops.contains(l))
-        continue;
-      bool inX = x.uses(l), inY = y.uses(l), inO = out->uses(l);
-      if (inX && inY && inO)
-        all.push_back(l);
-      else if (inX && inO && !inY)
-        xo.push_back(l);
-      else if (inY && inO && !inX)
-        yo.push_back(l);
-      else if (inX && inY && !inO)
-        xy.push_back(l);
-      else
-        roles = ranges[l] == 1;
-    }
-    if (!roles) {
+    if (!classifyLoops(x, y, *out, ranges, windowLoops, all, xo, yo, xy)) {
       whyNot = "a loop that is neither a batch, channel, window nor "
                "reduction loop of a convolution";
       continue;
