@@ -317,6 +317,26 @@ bool classifyLoops(const Access &x, const Access &y, const Access &out,
   return true;
 }
 
+/// Why the loops of a contraction have no roles, if they do not.
+enum class RolesError { None, StrayLoop, NotNested };
+
+/// classifyLoops, then each role's loops merged into one library dimension
+/// (formClass): `all` the batch or groups, `xo`, `yo`, `xy` as there.
+RolesError formRoles(const Access &x, const Access &y, const Access &out,
+                     ArrayRef<int64_t> ranges,
+                     const llvm::SmallDenseSet<unsigned> &skip, LoopClass &all,
+                     LoopClass &xo, LoopClass &yo, LoopClass &xy) {
+  SmallVector<unsigned> lAll, lXo, lYo, lXy;
+  if (!classifyLoops(x, y, out, ranges, skip, lAll, lXo, lYo, lXy))
+    return RolesError::StrayLoop;
+  if (!formClass(lAll, ranges, {&x, &y, &out}, all) ||
+      !formClass(lXo, ranges, {&x, &out}, xo) ||
+      !formClass(lYo, ranges, {&y, &out}, yo) ||
+      !formClass(lXy, ranges, {&x, &y}, xy))
+    return RolesError::NotNested;
+  return RolesError::None;
+}
+
 /// The library's output region as (stride, size) per dimension, in the
 /// descriptor's sizes and strides.
 SmallVector<std::pair<int64_t, int64_t>>
@@ -462,19 +482,17 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
     // 8 x 64x64x64 took 30 ms there), and every library prefers rows.
     auto gemmOf = [&](const Access &x, const Access &y)
         -> std::optional<MatchedContraction> {
-      SmallVector<unsigned> xo, xy, yo, all;
-      if (!classifyLoops(x, y, *out, ranges, {}, all, xo, yo, xy)) {
+      LoopClass b, mm, nn, kk;
+      switch (formRoles(x, y, *out, ranges, {}, b, mm, nn, kk)) {
+      case RolesError::StrayLoop:
         whyNot = "a loop that is neither a batch, row, column nor "
                  "reduction loop of a contraction";
         return std::nullopt;
-      }
-      LoopClass b, mm, nn, kk;
-      if (!formClass(all, ranges, {&x, &y, out.operator->()}, b) ||
-          !formClass(xo, ranges, {&x, out.operator->()}, mm) ||
-          !formClass(yo, ranges, {&y, out.operator->()}, nn) ||
-          !formClass(xy, ranges, {&x, &y}, kk)) {
+      case RolesError::NotNested:
         whyNot = "loops of one role whose strides do not nest";
         return std::nullopt;
+      case RolesError::None:
+        break;
       }
       // A product of one matrix dimension or none is an elementwise or
       // broadcast multiply-add: a library call per element or row (oneDNN
@@ -578,18 +596,14 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
       windowLoops.insert(w.p);
       windowLoops.insert(w.r);
     }
-    SmallVector<unsigned> xo, xy, yo, all;
-    if (!classifyLoops(x, y, *out, ranges, windowLoops, all, xo, yo, xy)) {
-      whyNot = "a loop that is neither a batch, channel, window nor "
-               "reduction loop of a convolution";
-      continue;
-    }
     LoopClass g, cxo, cxy, cyo;
-    if (!formClass(all, ranges, {&x, &y, out.operator->()}, g) ||
-        !formClass(xo, ranges, {&x, out.operator->()}, cxo) ||
-        !formClass(yo, ranges, {&y, out.operator->()}, cyo) ||
-        !formClass(xy, ranges, {&x, &y}, cxy)) {
-      whyNot = "loops of one role whose strides do not nest";
+    RolesError roles =
+        formRoles(x, y, *out, ranges, windowLoops, g, cxo, cyo, cxy);
+    if (roles != RolesError::None) {
+      whyNot = roles == RolesError::StrayLoop
+                   ? "a loop that is neither a batch, channel, window nor "
+                     "reduction loop of a convolution"
+                   : "loops of one role whose strides do not nest";
       continue;
     }
 
@@ -621,9 +635,9 @@ remat::matchContraction(linalg::LinalgOp op, std::string &whyNot) {
     SmallVector<bool, 2> readings;
     if (flipped || o.outputWindowed)
       readings = {false};
-    else if (outermost(xo) >= 0)
-      readings = {outermost(xy) > outermost(xo)};
-    else if (outermost(xy) >= 0)
+    else if (outermost(cxo.loops) >= 0)
+      readings = {outermost(cxy.loops) > outermost(cxo.loops)};
+    else if (outermost(cxy.loops) >= 0)
       readings = {false, true};
     else
       readings = {false};
